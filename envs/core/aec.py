@@ -1,0 +1,219 @@
+"""The one PettingZoo adapter: any ``Game`` as an AEC env and as a parallel env.
+
+Hidden simultaneous choices: when several players must choose, the AEC env asks
+them one at a time in seat order and holds each commitment aside on the
+``Table``; only the last commitment reveals them all. Until then the state is
+untouched, so no observation, info, reward, ``state()`` or render changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import wrappers
+
+from envs.core.spec import GameSpec
+from envs.core.table import Table
+
+RENDER_MODES = ("ansi", "human")
+ILLEGAL_MOVE_REWARD = -1.0
+
+
+def _check_render_mode(render_mode: str | None) -> None:
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(
+            f"render_mode={render_mode!r} is not allowed; allowed values: None, "
+            + ", ".join(map(repr, RENDER_MODES))
+        )
+
+
+class _Seats:
+    """What the AEC and parallel views share: agent names, spaces, seeding and the table."""
+
+    def _setup(self, spec: GameSpec, render_mode: str | None, reward_mode: str, options) -> None:
+        _check_render_mode(render_mode)
+        self.game_spec = spec
+        self.game = spec.make_game(**options)
+        self.table = Table(self.game, reward_mode)
+        self.render_mode = render_mode
+        self.metadata = {
+            "name": spec.aec_id,
+            "render_modes": list(RENDER_MODES),
+            "is_parallelizable": True,
+        }
+        self.possible_agents = [f"player_{i}" for i in range(self.game.num_players)]
+        self.agent_ids = {agent: i for i, agent in enumerate(self.possible_agents)}
+        low, high = self.game.observation_layout.bounds()
+        n = self.game.num_actions
+        self._observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(low, high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (n,), dtype=np.int8),
+            }
+        )
+        self._observation_spaces = {a: self._observation_space for a in self.possible_agents}
+        self._action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
+        self.state_space = spaces.Box(
+            np.tile(low, self.game.num_players), np.tile(high, self.game.num_players)
+        )
+        self._rng: np.random.Generator | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    def _deal(self, seed: int | None) -> None:
+        """A new game: ``seed`` restarts the env's RNG; without one the RNG runs on."""
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        self.table.reset(self._rng.spawn(1)[0])
+
+    def _observation(self, player: int, mask: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            "observation": self.game.observation(self.table.state, player),
+            "action_mask": mask,
+        }
+
+    def state(self) -> np.ndarray:
+        """Every seat's observation, concatenated. The one view with hidden information
+        (all players' private cards), meant for centralised critics; it never shows a
+        commitment before its reveal."""
+        return np.concatenate(
+            [self.game.observation(self.table.state, p) for p in range(self.game.num_players)]
+        )
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = self.table.render()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+class HiddenHandAEC(_Seats, AECEnv):
+    """A game as a PettingZoo AEC env. Illegal actions raise ``ValueError`` (see ``env()``)."""
+
+    def __init__(
+        self,
+        spec: GameSpec,
+        render_mode: str | None = None,
+        reward_mode: str = "win",
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        self._setup(spec, render_mode, reward_mode, options)
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self._deal(seed)
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.table.next_chooser()]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        player = self.agent_ids[agent]
+        if agent == self.agent_selection and not self.terminations[agent]:
+            mask = self.table.legal_mask(player)
+        else:
+            mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        return self._observation(player, mask)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        revealed = self.table.commit(self.agent_ids[agent], action)  # raises, changing nothing
+        self._cumulative_rewards[agent] = 0.0
+        if revealed is None:
+            self._clear_rewards()
+        else:
+            self.rewards = {a: float(r) for a, r in zip(self.possible_agents, revealed, strict=True)}
+            if self.table.state.is_terminal():
+                self.terminations = dict.fromkeys(self.agents, True)
+        self._accumulate_rewards()
+        chooser = self.table.next_chooser()
+        self.agent_selection = self.agents[0] if chooser is None else self.possible_agents[chooser]
+        if self.render_mode == "human":
+            self.render()
+
+
+class HiddenHandParallel(_Seats, ParallelEnv):
+    """A game as a PettingZoo parallel env.
+
+    At every step each live agent submits an action; only the players choosing now
+    (``infos[agent]["choosing"]``) are read. The others are shown a mask whose single
+    legal entry is 0, a no-op that is ignored. Illegal actions raise ``ValueError``.
+    """
+
+    def __init__(
+        self,
+        spec: GameSpec,
+        render_mode: str | None = None,
+        reward_mode: str = "win",
+        **options: Any,
+    ) -> None:
+        self._setup(spec, render_mode, reward_mode, options)
+        self._noop_mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        self._noop_mask[0] = 1
+
+    def _views(self) -> tuple[dict, dict]:
+        choosers = set(self.table.state.to_act())
+        observations, infos = {}, {}
+        for agent in self.agents:
+            player = self.agent_ids[agent]
+            choosing = player in choosers
+            mask = self.table.legal_mask(player) if choosing else self._noop_mask.copy()
+            observations[agent] = self._observation(player, mask)
+            infos[agent] = {"choosing": choosing}
+        return observations, infos
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        self._deal(seed)
+        self.agents = list(self.possible_agents)
+        return self._views()
+
+    def step(self, actions: dict[str, Any]):
+        choosers = self.table.state.to_act()
+        missing = [
+            self.possible_agents[p] for p in choosers if self.possible_agents[p] not in actions
+        ]
+        if missing:
+            raise ValueError(f"no action given for {missing}; every choosing agent must act")
+        # Validate every action before committing any, so a bad one changes nothing.
+        joint = {
+            p: self.table.state.check_action(p, actions[self.possible_agents[p]]) for p in choosers
+        }
+        for p, a in joint.items():
+            revealed = self.table.commit(p, a)
+        terminal = self.table.state.is_terminal()
+        rewards = {a: float(r) for a, r in zip(self.possible_agents, revealed, strict=True)}
+        terminations = dict.fromkeys(self.agents, terminal)
+        truncations = dict.fromkeys(self.agents, False)
+        observations, infos = self._views()
+        if terminal:
+            self.agents = []
+        if self.render_mode == "human":
+            self.render()
+        return observations, rewards, terminations, truncations, infos
+
+
+def wrap_aec(raw: HiddenHandAEC) -> AECEnv:
+    """PettingZoo's usual wrappers: an illegal move ends the game with a -1 penalty for
+    the offender, out-of-bounds actions assert, and the call order is enforced."""
+    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=ILLEGAL_MOVE_REWARD)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    return wrappers.OrderEnforcingWrapper(env)

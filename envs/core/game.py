@@ -1,0 +1,186 @@
+"""The rules interface every game implements: a pure, seeded state machine.
+
+A game is two classes and no RL imports:
+
+- ``Game``: the static description (config, number of actions, observation
+  layout) and the factory of initial states.
+- ``State``: one position. ``to_act()`` names the players who must choose now;
+  more than one means a hidden simultaneous choice, which the adapters in this
+  package collect one commitment at a time and hand to ``apply`` together.
+
+Cross-cutting decisions live here, once: ``State.apply`` validates the joint
+action (every chooser present, every action an integer that is legal) and raises
+a ``ValueError`` naming the player, the action and the legal actions, leaving
+the state unchanged; games implement only ``_apply`` for validated input.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from envs.core.observation import ObservationLayout
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow now. The state is unchanged."""
+
+
+def as_action(action: Any) -> int:
+    """Return ``action`` as a Python int, or raise if it is not an integer."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise IllegalActionError(
+            f"an action must be an integer (int or numpy integer), got {action!r} "
+            f"of type {type(action).__name__}"
+        )
+    return int(action)
+
+
+class State(abc.ABC):
+    """One position of a game. Subclasses keep their own fields and RNG."""
+
+    def __init__(self, game: Game, rng: np.random.Generator) -> None:
+        self.game = game
+        self.rng = rng
+
+    # --- what subclasses implement -------------------------------------------------
+    @abc.abstractmethod
+    def to_act(self) -> tuple[int, ...]:
+        """The players who must choose now, in seat order; empty when terminal."""
+
+    @abc.abstractmethod
+    def legal_mask(self, player: int) -> np.ndarray:
+        """Boolean mask of length ``game.num_actions``; all False if ``player`` is not choosing."""
+
+    @abc.abstractmethod
+    def _apply(self, joint: Mapping[int, int]) -> None:
+        """Apply one validated legal action per chooser (keys in seat order)."""
+
+    @abc.abstractmethod
+    def scores(self) -> np.ndarray:
+        """Game points of every player so far (float array of length num_players)."""
+
+    @abc.abstractmethod
+    def __str__(self) -> str:
+        """The table as a spectator sees it: public information only."""
+
+    # --- shared behaviour ----------------------------------------------------------
+    def is_terminal(self) -> bool:
+        return not self.to_act()
+
+    def legal_actions(self, player: int) -> list[int]:
+        return np.flatnonzero(self.legal_mask(player)).tolist()
+
+    def check_action(self, player: int, action: Any) -> int:
+        """Return ``action`` as an int if ``player`` may take it now, else raise."""
+        choosers = self.to_act()
+        if player not in choosers:
+            raise IllegalActionError(
+                f"player {player} is not choosing now; the players to act are {list(choosers)}"
+            )
+        value = as_action(action)
+        mask = self.legal_mask(player)
+        if not (0 <= value < len(mask) and mask[value]):
+            legal = self.legal_actions(player)
+            names = ", ".join(f"{a} ({self.game.action_name(a)})" for a in legal)
+            raise IllegalActionError(
+                f"action {value} is illegal for player {player}; legal actions: {names}"
+            )
+        return value
+
+    def apply(self, joint: Mapping[int, Any]) -> None:
+        """Apply one action for every player in ``to_act()``; raise and change nothing if any
+        is missing, extra or illegal."""
+        choosers = self.to_act()
+        if set(joint) != set(choosers):
+            raise IllegalActionError(
+                f"expected one action for each of players {list(choosers)}, "
+                f"got actions for {sorted(joint)}"
+            )
+        checked = {p: self.check_action(p, joint[p]) for p in choosers}
+        self._apply(checked)
+
+    def clone(self) -> State:
+        return copy.deepcopy(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Base of every game's options. Subclasses add fields and validate in ``validate``."""
+
+    num_players: int = 2
+
+    def validate(self) -> None:
+        """Raise ValueError naming what is wrong and what is allowed."""
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> Config:
+        allowed = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {', '.join(map(repr, unknown))}; "
+                f"allowed options: {', '.join(allowed)}"
+            )
+        config = cls(**options)
+        config.validate()
+        return config
+
+
+def require_choice(name: str, value: Any, allowed: Sequence[Any]) -> None:
+    """Raise a ValueError if ``value`` is not one of ``allowed``."""
+    if isinstance(value, bool) or value not in allowed:
+        raise ValueError(
+            f"{name}={value!r} is not allowed; allowed values: {', '.join(map(repr, allowed))}"
+        )
+
+
+class Game(abc.ABC):
+    """A game's static description. Subclasses set ``name``, ``config_class``,
+    ``num_actions`` and ``observation_layout`` and implement the two factories."""
+
+    name: ClassVar[str]
+    config_class: ClassVar[type[Config]] = Config
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.num_players: int = config.num_players
+
+    num_actions: int
+    observation_layout: ObservationLayout
+
+    @classmethod
+    def from_options(cls, **options: Any) -> Game:
+        return cls(cls.config_class.from_options(options))
+
+    @abc.abstractmethod
+    def new_initial_state(self, rng: np.random.Generator) -> State:
+        """A new game, dealt with ``rng`` (the state keeps it for later chance events)."""
+
+    @abc.abstractmethod
+    def encode(self, state: State, player: int, views: dict[str, np.ndarray]) -> None:
+        """Write ``player``'s observation of ``state`` into the zeroed named ``views``."""
+
+    def action_name(self, action: int) -> str:
+        return str(action)
+
+    def observation(self, state: State, player: int) -> np.ndarray:
+        """The flat observation vector of ``player`` (a new array)."""
+        out = self.observation_layout.zeros()
+        self.encode(state, player, self.observation_layout.views(out))
+        return out
+
+
+def relative_seats(player: int, num_players: int) -> list[int]:
+    """Seats in observer order: ``player`` first, then the others going left."""
+    return [(player + k) % num_players for k in range(num_players)]
+
+
+def counts(values: Iterable[int], size: int) -> np.ndarray:
+    """How many times each index in ``range(size)`` appears in ``values``."""
+    return np.bincount(np.fromiter(values, dtype=np.int64), minlength=size)[:size]

@@ -1,0 +1,55 @@
+"""Reward modes, decided once for every game.
+
+- ``"win"`` (default): zero-sum, only at the end. With k tied winners each gets
+  w = 1/k, the others 0; reward = (w - mean(w)) * N / (N - 1). Two players:
+  +1 / -1, a tie 0 / 0.
+- ``"score"``: dense and zero-sum. At every reveal, each player receives the
+  change in (own score - mean score of the others), so over a game the rewards
+  add up to the final score margin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+REWARD_MODES = ("win", "score")
+
+
+def score_margins(scores: np.ndarray) -> np.ndarray:
+    """Own score minus the mean of the others', for every player."""
+    n = len(scores)
+    return scores - (scores.sum() - scores) / (n - 1)
+
+
+def win_rewards(scores: np.ndarray) -> np.ndarray:
+    """Final zero-sum rewards: tied winners share the win."""
+    n = len(scores)
+    winners = scores == scores.max()
+    shares = winners / winners.sum()
+    return (shares - shares.mean()) * n / (n - 1)
+
+
+class RewardTracker:
+    """Turns score changes into per-player rewards for one reward mode."""
+
+    def __init__(self, mode: str) -> None:
+        if mode not in REWARD_MODES:
+            raise ValueError(
+                f"reward_mode={mode!r} is not allowed; allowed values: "
+                + ", ".join(map(repr, REWARD_MODES))
+            )
+        self.mode = mode
+        self._margins: np.ndarray | None = None
+
+    def reset(self, scores: np.ndarray) -> None:
+        self._margins = score_margins(scores)
+
+    def rewards(self, scores: np.ndarray, terminal: bool) -> np.ndarray:
+        """The rewards earned since the last call (or reset)."""
+        margins = score_margins(scores)
+        if self.mode == "score":
+            rewards = margins - self._margins
+        else:
+            rewards = win_rewards(scores) if terminal else np.zeros(len(scores))
+        self._margins = margins
+        return rewards

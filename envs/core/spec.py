@@ -1,0 +1,70 @@
+"""The table of games: one ``GameSpec`` per game, looked up by either of its ids."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from envs.core.game import Game
+
+NAMESPACE = "hiddenhand"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What the core needs to know about a game to build every interface to it."""
+
+    game_class: type[Game]
+    #: PettingZoo id stem, e.g. ``"pico"`` -> ``hiddenhand/pico-v0``.
+    name: str
+    #: Gymnasium id stem, e.g. ``"Pico"`` -> ``hiddenhand/Pico-v0``.
+    gym_name: str
+    version: int = 0
+    #: Agents by name -> ``"module:factory"``; ``factory(game) -> agent``. Loaded lazily so
+    #: that ``envs`` never imports ``training`` at import time. "random" is always present.
+    agents: dict[str, str] = field(default_factory=dict)
+    #: Option sets that together cover the game (player counts, variants): the conformance
+    #: suite and the benchmarks run each of them.
+    configurations: tuple[dict[str, Any], ...] = ({},)
+
+    @property
+    def aec_id(self) -> str:
+        return f"{NAMESPACE}/{self.name}-v{self.version}"
+
+    @property
+    def gym_id(self) -> str:
+        return f"{NAMESPACE}/{self.gym_name}-v{self.version}"
+
+    def make_game(self, **options: Any) -> Game:
+        return self.game_class.from_options(**options)
+
+    def agent_factory(self, name: str) -> Callable[[Game], Any]:
+        entry_points = {"random": "envs.core.agents:RandomAgent", **self.agents}
+        if name not in entry_points:
+            raise ValueError(
+                f"unknown agent {name!r} for {self.aec_id}; allowed agents: "
+                + ", ".join(map(repr, entry_points))
+            )
+        module, attr = entry_points[name].split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+_SPECS: dict[str, GameSpec] = {}
+
+
+def add_spec(spec: GameSpec) -> None:
+    _SPECS[spec.aec_id] = spec
+    _SPECS[spec.gym_id] = spec
+
+
+def get_spec(env_id: str) -> GameSpec:
+    if env_id not in _SPECS:
+        raise ValueError(f"unknown env id {env_id!r}; registered ids: {', '.join(all_ids())}")
+    return _SPECS[env_id]
+
+
+def all_ids() -> list[str]:
+    """The PettingZoo ids, one per game, in registration order."""
+    return list(dict.fromkeys(s.aec_id for s in _SPECS.values()))

@@ -1,0 +1,1 @@
+"""Agents for every game: the shared protocol, random, per-game heuristics."""
