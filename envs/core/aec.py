@@ -141,7 +141,9 @@ class HiddenHandAEC(_Seats, AECEnv):
         if revealed is None:
             self._clear_rewards()
         else:
-            self.rewards = {a: float(r) for a, r in zip(self.possible_agents, revealed, strict=True)}
+            self.rewards = {
+                a: float(r) for a, r in zip(self.possible_agents, revealed, strict=True)
+            }
             if self.table.state.is_terminal():
                 self.terminations = dict.fromkeys(self.agents, True)
         self._accumulate_rewards()

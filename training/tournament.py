@@ -1,0 +1,69 @@
+"""Seat-rotated matches between agents, straight on the rules (no env wrappers).
+
+Every seat decides from its own observation and mask, exactly as through the
+envs; simultaneous choosers all decide on the same unrevealed state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from envs.core.agents import Agent
+from envs.core.game import Game
+
+
+def play_game(game: Game, seats: Sequence[Agent], rng: np.random.Generator) -> np.ndarray:
+    """Play one game with ``seats[p]`` in seat ``p``; return the final scores."""
+    state = game.new_initial_state(rng.spawn(1)[0])
+    while not state.is_terminal():
+        joint = {}
+        for player in state.to_act():
+            mask = state.legal_mask(player).astype(np.int8)
+            joint[player] = seats[player].act(game.observation(state, player), mask, rng)
+        state.apply(joint)
+    return state.scores()
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% normal confidence interval."""
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) < 2:
+        return float(x.mean()) if len(x) else float("nan"), float("nan")
+    return float(x.mean()), float(1.96 * x.std(ddof=1) / np.sqrt(len(x)))
+
+
+@dataclass
+class Record:
+    """One agent's results over a series: a score and a win share per seat played."""
+
+    scores: list[float] = field(default_factory=list)
+    wins: list[float] = field(default_factory=list)
+
+    def add(self, score: float, win: float) -> None:
+        self.scores.append(score)
+        self.wins.append(win)
+
+
+def seat_rotated(
+    game: Game, lineup: Sequence[tuple[str, Agent]], num_games: int, seed: int = 0
+) -> dict[str, Record]:
+    """Play ``num_games`` with the lineup rotated one seat each game.
+
+    ``lineup`` has one (name, agent) per seat; names may repeat (their seats pool
+    into one record). A win is shared among tied leaders (1/k each).
+    """
+    if len(lineup) != game.num_players:
+        raise ValueError(f"the lineup needs {game.num_players} agents, got {len(lineup)}")
+    rng = np.random.default_rng(seed)
+    records: dict[str, Record] = {name: Record() for name, _ in lineup}
+    n = game.num_players
+    for g in range(num_games):
+        seated = [lineup[(p + g) % n] for p in range(n)]
+        scores = play_game(game, [agent for _, agent in seated], rng)
+        leaders = scores == scores.max()
+        for p, (name, _) in enumerate(seated):
+            records[name].add(float(scores[p]), float(leaders[p]) / leaders.sum())
+    return records
