@@ -1,0 +1,95 @@
+"""Trained MaskablePPO policies as agents, saved with the facts needed to check them.
+
+A saved policy is a pair: ``<name>.zip`` (the SB3 model) and ``<name>.json`` (the
+env id, the game options and the spaces it was trained on). Loading checks the
+pair against the game it is meant to play and says what differs.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from envs.core.game import Game
+from envs.core.spec import get_spec
+
+
+def policy_metadata(env_id: str, game: Game, options: dict[str, Any], **extra: Any) -> dict:
+    return {
+        "env_id": get_spec(env_id).aec_id,
+        "options": options,
+        "num_players": game.num_players,
+        "observation_size": game.observation_layout.size,
+        "num_actions": game.num_actions,
+        **extra,
+    }
+
+
+def save_policy(model, path: str | Path, metadata: dict) -> Path:
+    """Save ``model`` to ``path`` (.zip) with its metadata beside it (.json)."""
+    path = Path(path).with_suffix(".zip")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model.save(path)
+    path.with_suffix(".json").write_text(json.dumps(metadata, indent=2, default=str))
+    return path
+
+
+class PolicyAgent:
+    """A MaskablePPO model behind the agent protocol (greedy by default)."""
+
+    def __init__(self, model, deterministic: bool = True) -> None:
+        self.model = model
+        self.deterministic = deterministic
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        action, _ = self.model.predict(
+            observation, action_masks=action_mask.astype(bool), deterministic=self.deterministic
+        )
+        return int(action)
+
+
+def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
+    """Load a saved policy for ``game``; raise ValueError if it was made for another env."""
+    from sb3_contrib import MaskablePPO
+
+    path = Path(path).with_suffix(".zip")
+    if not path.is_file():
+        raise ValueError(f"no saved model at {path}")
+    meta_path = path.with_suffix(".json")
+    if not meta_path.is_file():
+        raise ValueError(f"{path} has no metadata file {meta_path.name} beside it")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
+    expected = {
+        "env_id": get_spec(env_id).aec_id,
+        "num_players": game.num_players,
+        "observation_size": game.observation_layout.size,
+        "num_actions": game.num_actions,
+    }
+    mismatches = [
+        f"{key}: model {meta.get(key)!r}, env {value!r}"
+        for key, value in expected.items()
+        if meta.get(key) != value
+    ]
+    if mismatches:
+        raise ValueError(f"{path} was made for another env ({'; '.join(mismatches)})")
+    try:
+        model = MaskablePPO.load(path, device="cpu")
+    except (zipfile.BadZipFile, EOFError, KeyError, ValueError, RuntimeError) as error:
+        raise ValueError(f"{path} is not a readable MaskablePPO model: {error}") from error
+    if model.observation_space.shape != (game.observation_layout.size,) or (
+        model.action_space.n != game.num_actions
+    ):
+        raise ValueError(
+            f"{path} has spaces {model.observation_space} / {model.action_space}, "
+            f"the env needs ({game.observation_layout.size},) / Discrete({game.num_actions})"
+        )
+    return PolicyAgent(model)

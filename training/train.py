@@ -1,0 +1,312 @@
+"""Train a MaskablePPO agent on any Hidden Hand game.
+
+    python -m training.train --env hiddenhand/Pico-v0 --total-timesteps 100000
+    python -m training.train --env hiddenhand/pickup-v0 --num-players 4 --opponents random:1,heuristic:1,self:2
+
+One seat learns (drawn at random each episode) through the Gymnasium
+single-agent view; the other seats are filled each episode from an opponent mix
+of random, the game's heuristic and past snapshots of the learner (self-play).
+A run folder collects the model, its config, TensorBoard logs, the periodic
+evaluations (CSV) and a learning-curve PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+import envs
+from envs.core.spec import get_spec
+from training.agents.policy import PolicyAgent, load_policy, policy_metadata, save_policy
+from training.tournament import mean_interval, seat_rotated
+
+
+def arg(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class Args:
+    env: str = arg("hiddenhand/Pico-v0", "game id, Gymnasium or PettingZoo form")
+    num_players: int | None = arg(None, "number of players; default: the game's own default")
+    opponents: str = arg(
+        "random:1",
+        "opponent mix as name:weight pairs, e.g. random:1,heuristic:1,self:2; 'self' draws "
+        "from the learner's saved snapshots (random until the first one exists)",
+    )
+    reward_mode: str = arg("win", "reward mode of the env: win or score")
+    total_timesteps: int = arg(100_000, "learner decisions to train for")
+    n_envs: int = arg(4, "environments stepped in parallel")
+    subproc: bool = arg(False, "run the environments in subprocesses (SubprocVecEnv)")
+    seed: int = arg(0, "seed of everything: envs, opponents, network initialisation")
+    learning_rate: float = arg(3e-4, "Adam learning rate")
+    n_steps: int = arg(256, "steps per environment per PPO update")
+    batch_size: int = arg(256, "minibatch size")
+    n_epochs: int = arg(10, "passes over each rollout")
+    gamma: float = arg(0.995, "discount factor")
+    ent_coef: float = arg(0.01, "entropy bonus")
+    net_arch: str = arg("128,128", "hidden layer sizes of the policy and value networks")
+    eval_every: int = arg(25_000, "timesteps between evaluations (0: only at the end)")
+    eval_games: int = arg(200, "seat-rotated games per baseline at each periodic evaluation")
+    final_eval_games: int = arg(1000, "seat-rotated games per baseline at the end")
+    snapshot_every: int = arg(25_000, "timesteps between self-play snapshots")
+    run_dir: str = arg("runs", "folder under which the run folder is made")
+    run_name: str = arg("", "run folder name; default: game and seed")
+    progress_bar: bool = arg(True, "show a progress bar")
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type == "bool":
+            parser.add_argument(
+                flag,
+                action=argparse.BooleanOptionalAction,
+                default=f.default,
+                help=f.metadata["help"],
+            )
+        else:
+            kind = {"int": int, "float": float, "str": str, "int | None": int}[f.type]
+            parser.add_argument(flag, type=kind, default=f.default, help=f.metadata["help"])
+    return Args(**vars(parser.parse_args(argv)))
+
+
+def game_options(args: Args) -> dict[str, Any]:
+    return {} if args.num_players is None else {"num_players": args.num_players}
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    mix = {}
+    for part in text.split(","):
+        name, _, weight = part.partition(":")
+        mix[name.strip()] = float(weight or 1)
+    if any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
+        raise ValueError(f"opponent weights must be non-negative with a positive sum: {text!r}")
+    return mix
+
+
+class OpponentMix(gymnasium.Wrapper):
+    """Fills every other seat, each episode, with an opponent drawn from a weighted mix."""
+
+    def __init__(self, env: gymnasium.Env, mix: dict[str, float], snapshot_dir: Path, seed: int):
+        super().__init__(env)
+        base = env.unwrapped
+        self.names = list(mix)
+        self.weights = np.array([mix[n] for n in self.names]) / sum(mix.values())
+        self.rng = np.random.default_rng(seed)
+        self.snapshot_dir = snapshot_dir
+        self._fixed = {
+            name: base.game_spec.agent_factory(name)(base.game)
+            for name in self.names
+            if name != "self"
+        }
+        self._snapshots: dict[Path, PolicyAgent] = {}
+
+    def _draw(self, name: str):
+        if name != "self":
+            return self._fixed[name]
+        paths = sorted(self.snapshot_dir.glob("*.zip"))
+        if not paths:
+            return self.env.unwrapped.game_spec.agent_factory("random")(self.env.unwrapped.game)
+        path = paths[self.rng.integers(len(paths))]
+        if path not in self._snapshots:
+            base = self.env.unwrapped
+            self._snapshots[path] = load_policy(path, base.game, base.game_spec.aec_id)
+        return self._snapshots[path]
+
+    def reset(self, **kwargs):
+        base = self.env.unwrapped
+        picks = self.rng.choice(len(self.names), size=base.game.num_players - 1, p=self.weights)
+        base.opponents = [self._draw(self.names[i]) for i in picks]
+        return self.env.reset(**kwargs)
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()
+
+
+def make_env(args: Args, rank: int, snapshot_dir: Path):
+    gym_id = get_spec(args.env).gym_id
+
+    def thunk() -> gymnasium.Env:
+        import envs  # noqa: F401  (registers the ids in a subprocess)
+
+        env = gymnasium.make(gym_id, reward_mode=args.reward_mode, **game_options(args))
+        env = OpponentMix(env, parse_mix(args.opponents), snapshot_dir, args.seed * 1000 + rank)
+        env.reset(seed=args.seed * 1000 + rank)
+        return env
+
+    return thunk
+
+
+def evaluate(agent, env_id: str, options: dict, opponent: str, games: int, seed: int) -> dict:
+    """The agent in one seat, ``opponent`` in every other, seat-rotated."""
+    spec = get_spec(env_id)
+    game = spec.make_game(**options)
+    lineup = [("agent", agent)] + [(opponent, spec.agent_factory(opponent)(game))] * (
+        game.num_players - 1
+    )
+    record = seat_rotated(game, lineup, games, seed=seed)["agent"]
+    win, win_ci = mean_interval(record.wins)
+    score, score_ci = mean_interval(record.scores)
+    return {
+        "opponent": opponent,
+        "games": games,
+        "win_rate": win,
+        "win_ci": win_ci,
+        "mean_score": score,
+        "score_ci": score_ci,
+    }
+
+
+def plot_curves(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_win, ax_score) = plt.subplots(1, 2, figsize=(10, 4))
+    for opponent in sorted({r["opponent"] for r in rows}):
+        mine = [r for r in rows if r["opponent"] == opponent]
+        steps = [r["timesteps"] for r in mine]
+        for ax, key in ((ax_win, "win_rate"), (ax_score, "mean_score")):
+            values = np.array([r[key] for r in mine])
+            ci = np.array(
+                [
+                    r[key.replace("win_rate", "win").replace("mean_score", "score") + "_ci"]
+                    for r in mine
+                ]
+            )
+            ax.plot(steps, values, marker="o", label=f"vs {opponent}")
+            ax.fill_between(steps, values - ci, values + ci, alpha=0.2)
+    ax_win.set(xlabel="timesteps", ylabel="win rate", title="Win rate (95% CI)")
+    ax_score.set(xlabel="timesteps", ylabel="mean score", title="Mean score (95% CI)")
+    for ax in (ax_win, ax_score):
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def train(args: Args) -> Path:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    spec = get_spec(args.env)
+    options = game_options(args)
+    game = spec.make_game(**options)  # validates the options before anything starts
+    parse_mix(args.opponents)
+    torch.set_num_threads(1)
+    run = Path(args.run_dir) / (args.run_name or f"{spec.name}-{game.num_players}p-seed{args.seed}")
+    snapshots = run / "snapshots"
+    snapshots.mkdir(parents=True, exist_ok=True)
+    config = dataclasses.asdict(args) | {"command": " ".join(sys.argv)}
+    (run / "config.json").write_text(json.dumps(config, indent=2))
+
+    vec_class = SubprocVecEnv if args.subproc else DummyVecEnv
+    vec_env = vec_class([make_env(args, rank, snapshots) for rank in range(args.n_envs)])
+    model = MaskablePPO(
+        "MlpPolicy",
+        vec_env,
+        learning_rate=args.learning_rate,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        gamma=args.gamma,
+        ent_coef=args.ent_coef,
+        policy_kwargs={"net_arch": [int(x) for x in args.net_arch.split(",")]},
+        tensorboard_log=str(run / "tensorboard"),
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
+    metadata = policy_metadata(spec.aec_id, game, options, reward_mode=args.reward_mode)
+    rows: list[dict] = []
+    best = {"value": -np.inf}
+    started = time.time()
+
+    def evaluate_now(games: int) -> float:
+        agent = PolicyAgent(model)
+        value = 0.0
+        for opponent in ("random", "heuristic"):
+            result = evaluate(agent, spec.aec_id, options, opponent, games, seed=args.seed + 1)
+            result["timesteps"] = model.num_timesteps
+            result["wall_seconds"] = round(time.time() - started, 1)
+            rows.append(result)
+            model.logger.record(f"eval/win_rate_vs_{opponent}", result["win_rate"])
+            model.logger.record(f"eval/mean_score_vs_{opponent}", result["mean_score"])
+            value += result["win_rate"]
+        if value > best["value"]:
+            best["value"] = value
+            save_policy(model, run / "best_model", metadata | {"timesteps": model.num_timesteps})
+        return value
+
+    class Periodic(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.next_eval = args.eval_every or np.inf
+            self.next_snapshot = args.snapshot_every or np.inf
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next_snapshot:
+                save_policy(model, snapshots / f"step_{self.num_timesteps:09d}", metadata)
+                self.next_snapshot += args.snapshot_every
+            if self.num_timesteps >= self.next_eval:
+                evaluate_now(args.eval_games)
+                self.next_eval += args.eval_every
+            return True
+
+    model.learn(args.total_timesteps, callback=Periodic(), progress_bar=args.progress_bar)
+    train_seconds = time.time() - started
+    evaluate_now(args.final_eval_games)
+    save_policy(
+        model,
+        run / "model",
+        metadata
+        | {
+            "timesteps": model.num_timesteps,
+            "train_seconds": round(train_seconds, 1),
+            "command": config["command"],
+        },
+    )
+    with open(run / "evaluations.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    plot_curves(rows, run / "learning_curve.png")
+    vec_env.close()
+    return run
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    run = train(args)
+    print(f"run folder: {run}")
+    with open(run / "evaluations.csv") as handle:
+        final = list(csv.DictReader(handle))[-2:]
+    for row in final:
+        print(
+            f"vs {row['opponent']}: win rate {float(row['win_rate']):.3f} ± {float(row['win_ci']):.3f}, "
+            f"mean score {float(row['mean_score']):.2f} ± {float(row['score_ci']):.2f} "
+            f"over {row['games']} seat-rotated games"
+        )
+
+
+if __name__ == "__main__":
+    envs.ids()
+    main()
