@@ -295,3 +295,27 @@ def test_docstring_documents_every_observation_field(env_id, config):
     game = spec.make_game(**config)
     for name in game.observation_layout.fields:
         assert f"`{name}`" in module.__doc__, f"field {name} missing from the docstring table"
+
+
+@pytest.mark.parametrize("env_id, config", CASES)
+@pytest.mark.parametrize("reward_mode", ["win", "score"])
+def test_single_agent_learner_receives_its_result_in_every_seat(env_id, config, reward_mode):
+    """Whichever seat learns, and whoever's move ends the game, the learner's rewards add up
+    to its own outcome."""
+    from envs.core.rewards import score_margins, win_rewards
+
+    gym_id = envs.get_spec(env_id).gym_id
+    num_players = envs.get_spec(env_id).make_game(**config).num_players
+    for seat in range(num_players):
+        env = gymnasium.make(gym_id, seat=seat, reward_mode=reward_mode, **config).unwrapped
+        for episode in range(3):
+            env.reset(seed=100 * seat + episode)
+            total, done = 0.0, False
+            while not done:
+                action = int(np.flatnonzero(env.action_masks())[-1])
+                _, reward, done, _, info = env.step(action)
+                total += reward
+            final = env.table.state.scores()
+            expected = win_rewards(final) if reward_mode == "win" else score_margins(final)
+            assert info["seat"] == seat
+            assert total == pytest.approx(expected[seat])

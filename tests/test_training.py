@@ -1,0 +1,102 @@
+"""Training and evaluation tools: saved-model checks and a slow smoke test on every id."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import envs
+from training import train as training_train
+from training.agents.policy import load_policy, policy_metadata, save_policy
+
+
+@pytest.fixture(scope="module")
+def tiny_pico_model(tmp_path_factory):
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    env = gymnasium.make("hiddenhand/Pico-v0")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, device="cpu")
+    game = envs.get_spec("hiddenhand/pico-v0").make_game()
+    path = save_policy(
+        model,
+        tmp_path_factory.mktemp("model") / "pico",
+        policy_metadata("hiddenhand/pico-v0", game, {}),
+    )
+    return path
+
+
+def test_saved_policy_loads_for_its_env_and_plays(tiny_pico_model):
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    agent = load_policy(tiny_pico_model, game, spec.aec_id)
+    state = game.new_initial_state(__import__("numpy").random.default_rng(0))
+    action = agent.act(game.observation(state, 0), state.legal_mask(0).astype("int8"), None)
+    assert state.legal_mask(0)[action]
+
+
+def test_loading_a_model_into_another_env_says_what_differs(tiny_pico_model):
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    with pytest.raises(ValueError, match="num_players: model 2, env 3"):
+        load_policy(tiny_pico_model, spec.make_game(num_players=3), spec.aec_id)
+
+
+def test_corrupt_or_missing_model_is_a_clear_error(tiny_pico_model, tmp_path):
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"not a zip file")
+    broken.with_suffix(".json").write_text(tiny_pico_model.with_suffix(".json").read_text())
+    with pytest.raises(ValueError, match="not a readable MaskablePPO model"):
+        load_policy(broken, game, spec.aec_id)
+    with pytest.raises(ValueError, match="no saved model"):
+        load_policy(tmp_path / "absent.zip", game, spec.aec_id)
+    meta_missing = tmp_path / "lonely.zip"
+    meta_missing.write_bytes(tiny_pico_model.read_bytes())
+    with pytest.raises(ValueError, match="no metadata"):
+        load_policy(meta_missing, game, spec.aec_id)
+
+
+def test_train_arguments_are_documented():
+    import dataclasses
+
+    for f in dataclasses.fields(training_train.Args):
+        assert f.metadata.get("help"), f"--{f.name} has no help text"
+    args = training_train.parse_args(["--env", "hiddenhand/pico-v0", "--num-players", "3"])
+    assert args.num_players == 3 and args.env == "hiddenhand/pico-v0"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", envs.ids())
+def test_training_smoke_on_every_id(env_id, tmp_path):
+    run = training_train.train(
+        training_train.parse_args(
+            [
+                "--env",
+                env_id,
+                "--total-timesteps",
+                "256",
+                "--n-envs",
+                "2",
+                "--n-steps",
+                "128",
+                "--batch-size",
+                "64",
+                "--eval-every",
+                "0",
+                "--snapshot-every",
+                "128",
+                "--opponents",
+                "random:1,heuristic:1,self:1",
+                "--final-eval-games",
+                "10",
+                "--run-dir",
+                str(tmp_path),
+                "--no-progress-bar",
+            ]
+        )
+    )
+    for name in ("model.zip", "model.json", "config.json", "evaluations.csv", "learning_curve.png"):
+        assert (run / name).is_file()
+    assert json.loads((run / "model.json").read_text())["env_id"] == env_id
