@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean
+.PHONY: demo test lint bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -m "not slow"
+
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,bench]"
+	$(PY) scripts/benchmark.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -17,7 +17,13 @@ from envs.core.registration import register_game
 from envs.core.spec import GameSpec, all_ids, get_spec
 
 #: The game packages under ``envs``, one per line; each exposes ``SPEC``.
-GAME_MODULES = ("pico",)
+GAME_MODULES = (
+    "pico",
+    "forslag",
+    "pickup",
+    "pick_and_pack",
+    "easter_collection",
+)
 
 GAMES: tuple[GameSpec, ...] = tuple(
     importlib.import_module(f"envs.{name}").SPEC for name in GAME_MODULES

@@ -8,17 +8,19 @@ untouched, so no observation, info, reward, ``state()`` or render changes.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
-from pettingzoo.utils import wrappers
 
+from envs.core.game import IllegalActionError
 from envs.core.spec import GameSpec
 from envs.core.table import Table
 
 RENDER_MODES = ("ansi", "human")
+ILLEGAL_ACTION_POLICIES = ("raise", "penalize")
 ILLEGAL_MOVE_REWARD = -1.0
 
 
@@ -74,18 +76,13 @@ class _Seats:
         self.table.reset(self._rng.spawn(1)[0])
 
     def _observation(self, player: int, mask: np.ndarray) -> dict[str, np.ndarray]:
-        return {
-            "observation": self.game.observation(self.table.state, player),
-            "action_mask": mask,
-        }
+        return {"observation": self.table.observation(player), "action_mask": mask}
 
     def state(self) -> np.ndarray:
         """Every seat's observation, concatenated. The one view with hidden information
         (all players' private cards), meant for centralised critics; it never shows a
         commitment before its reveal."""
-        return np.concatenate(
-            [self.game.observation(self.table.state, p) for p in range(self.game.num_players)]
-        )
+        return np.concatenate([self.table.observation(p) for p in range(self.game.num_players)])
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -101,16 +98,32 @@ class _Seats:
 
 
 class HiddenHandAEC(_Seats, AECEnv):
-    """A game as a PettingZoo AEC env. Illegal actions raise ``ValueError`` (see ``env()``)."""
+    """A game as a PettingZoo AEC env.
+
+    ``illegal_action="raise"`` (``raw_env``): an illegal action raises ``ValueError``
+    naming the legal actions, and nothing changes. ``"penalize"`` (``env()``, as
+    PettingZoo's ``TerminateIllegalWrapper``): an integer action that the mask rules
+    out ends the game with ``-1`` for the offender and 0 for the others; actions that
+    are not integers in the action space still raise. Both raise a clear error when
+    called before ``reset``. Built in rather than wrapped, so ``env()`` costs no more
+    per step than ``raw_env``.
+    """
 
     def __init__(
         self,
         spec: GameSpec,
         render_mode: str | None = None,
         reward_mode: str = "win",
+        illegal_action: str = "raise",
         **options: Any,
     ) -> None:
         super().__init__()
+        if illegal_action not in ILLEGAL_ACTION_POLICIES:
+            raise ValueError(
+                f"illegal_action={illegal_action!r} is not allowed; allowed values: "
+                + ", ".join(map(repr, ILLEGAL_ACTION_POLICIES))
+            )
+        self.illegal_action = illegal_action
         self._setup(spec, render_mode, reward_mode, options)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -124,19 +137,27 @@ class HiddenHandAEC(_Seats, AECEnv):
         self.agent_selection = self.possible_agents[self.table.next_chooser()]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if self.table.state is None:
+            raise RuntimeError("reset() must be called before observe()")
         player = self.agent_ids[agent]
         if agent == self.agent_selection and not self.terminations[agent]:
-            mask = self.table.legal_mask(player)
-        else:
-            mask = np.zeros(self.game.num_actions, dtype=np.int8)
-        return self._observation(player, mask)
+            return self._observation(player, self.table.legal_mask(player))
+        return self._observation(player, self.table.no_actions)
 
     def step(self, action: Any) -> None:
+        if self.table.state is None:
+            raise RuntimeError("reset() must be called before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        revealed = self.table.commit(self.agent_ids[agent], action)  # raises, changing nothing
+        try:
+            revealed = self.table.commit(self.agent_ids[agent], action)  # raises, changing nothing
+        except IllegalActionError:
+            if self.illegal_action == "raise" or not self.action_space(agent).contains(action):
+                raise
+            self._penalize(agent)
+            return
         self._cumulative_rewards[agent] = 0.0
         if revealed is None:
             self._clear_rewards()
@@ -144,13 +165,25 @@ class HiddenHandAEC(_Seats, AECEnv):
             self.rewards = {
                 a: float(r) for a, r in zip(self.possible_agents, revealed, strict=True)
             }
-            if self.table.state.is_terminal():
+            if self.table.terminal:
                 self.terminations = dict.fromkeys(self.agents, True)
         self._accumulate_rewards()
         chooser = self.table.next_chooser()
         self.agent_selection = self.agents[0] if chooser is None else self.possible_agents[chooser]
         if self.render_mode == "human":
             self.render()
+
+    def _penalize(self, agent: str) -> None:
+        warnings.warn(
+            f"{agent} made an illegal move; the game ends with {ILLEGAL_MOVE_REWARD} for it",
+            stacklevel=3,
+        )
+        self.table.pending = {}
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = ILLEGAL_MOVE_REWARD
+        self._cumulative_rewards[agent] = 0.0
+        self._accumulate_rewards()
 
 
 class HiddenHandParallel(_Seats, ParallelEnv):
@@ -171,14 +204,15 @@ class HiddenHandParallel(_Seats, ParallelEnv):
         self._setup(spec, render_mode, reward_mode, options)
         self._noop_mask = np.zeros(self.game.num_actions, dtype=np.int8)
         self._noop_mask[0] = 1
+        self._noop_mask.flags.writeable = False
 
     def _views(self) -> tuple[dict, dict]:
-        choosers = set(self.table.state.to_act())
+        choosers = self.table.choosers
         observations, infos = {}, {}
         for agent in self.agents:
             player = self.agent_ids[agent]
             choosing = player in choosers
-            mask = self.table.legal_mask(player) if choosing else self._noop_mask.copy()
+            mask = self.table.legal_mask(player) if choosing else self._noop_mask
             observations[agent] = self._observation(player, mask)
             infos[agent] = {"choosing": choosing}
         return observations, infos
@@ -189,7 +223,7 @@ class HiddenHandParallel(_Seats, ParallelEnv):
         return self._views()
 
     def step(self, actions: dict[str, Any]):
-        choosers = self.table.state.to_act()
+        choosers = self.table.choosers
         missing = [
             self.possible_agents[p] for p in choosers if self.possible_agents[p] not in actions
         ]
@@ -201,7 +235,7 @@ class HiddenHandParallel(_Seats, ParallelEnv):
         }
         for p, a in joint.items():
             revealed = self.table.commit(p, a)
-        terminal = self.table.state.is_terminal()
+        terminal = self.table.terminal
         rewards = {a: float(r) for a, r in zip(self.possible_agents, revealed, strict=True)}
         terminations = dict.fromkeys(self.agents, terminal)
         truncations = dict.fromkeys(self.agents, False)
@@ -211,11 +245,3 @@ class HiddenHandParallel(_Seats, ParallelEnv):
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
-
-
-def wrap_aec(raw: HiddenHandAEC) -> AECEnv:
-    """PettingZoo's usual wrappers: an illegal move ends the game with a -1 penalty for
-    the offender, out-of-bounds actions assert, and the call order is enforced."""
-    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=ILLEGAL_MOVE_REWARD)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    return wrappers.OrderEnforcingWrapper(env)

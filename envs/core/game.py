@@ -133,8 +133,11 @@ class Config:
 
 
 def require_choice(name: str, value: Any, allowed: Sequence[Any]) -> None:
-    """Raise a ValueError if ``value`` is not one of ``allowed``."""
-    if isinstance(value, bool) or value not in allowed:
+    """Raise a ValueError if ``value`` is not one of ``allowed`` (integers only match integers:
+    ``3.0`` is not the player count 3)."""
+    integer_choice = all(isinstance(a, int) for a in allowed)
+    wrong_type = integer_choice and not isinstance(value, (int, np.integer))
+    if isinstance(value, bool) or wrong_type or value not in allowed:
         raise ValueError(
             f"{name}={value!r} is not allowed; allowed values: {', '.join(map(repr, allowed))}"
         )
@@ -171,9 +174,14 @@ class Game(abc.ABC):
 
     def observation(self, state: State, player: int) -> np.ndarray:
         """The flat observation vector of ``player`` (a new array)."""
-        out = self.observation_layout.zeros()
-        self.encode(state, player, self.observation_layout.views(out))
-        return out
+        scratch = self.__dict__.get("_scratch")
+        if scratch is None:  # one zeroed buffer with its views, reused for every encoding
+            flat = self.observation_layout.zeros()
+            scratch = self._scratch = (flat, self.observation_layout.views(flat))
+        flat, views = scratch
+        flat.fill(0.0)
+        self.encode(state, player, views)
+        return flat.copy()
 
 
 def relative_seats(player: int, num_players: int) -> list[int]:

@@ -37,6 +37,7 @@ class ObservationLayout:
     def __init__(self) -> None:
         self.fields: dict[str, Field] = {}
         self.size = 0
+        self._spans: list[tuple[str, slice, tuple[int, ...]]] = []
 
     def add(
         self,
@@ -52,6 +53,7 @@ class ObservationLayout:
             raise ValueError(f"field {name!r} is declared twice")
         field = Field(name, shape, self.size, description, float(low), float(high))
         self.fields[name] = field
+        self._spans.append((name, slice(field.start, field.stop), shape))
         self.size = field.stop
         return self
 
@@ -67,7 +69,7 @@ class ObservationLayout:
 
     def views(self, flat: np.ndarray) -> dict[str, np.ndarray]:
         """Named views into ``flat`` (writes through)."""
-        return {f.name: flat[f.start : f.stop].reshape(f.shape) for f in self.fields.values()}
+        return {name: flat[span].reshape(shape) for name, span, shape in self._spans}
 
     def table(self) -> str:
         """The layout as a Markdown table of index ranges, for documentation."""

@@ -9,7 +9,7 @@ import gymnasium
 import pettingzoo
 from pettingzoo import AECEnv, ParallelEnv
 
-from envs.core.aec import HiddenHandAEC, HiddenHandParallel, wrap_aec
+from envs.core.aec import HiddenHandAEC, HiddenHandParallel
 from envs.core.spec import GameSpec, add_spec
 
 
@@ -19,16 +19,17 @@ def factories(
     """``raw_env``, ``env`` and ``parallel_env`` for one game, PettingZoo style."""
 
     def raw_env(**options: Any) -> HiddenHandAEC:
-        return HiddenHandAEC(spec, **options)
+        return HiddenHandAEC(spec, illegal_action="raise", **options)
 
     def env(**options: Any) -> AECEnv:
-        return wrap_aec(raw_env(**options))
+        return HiddenHandAEC(spec, illegal_action="penalize", **options)
 
     def parallel_env(**options: Any) -> HiddenHandParallel:
         return HiddenHandParallel(spec, **options)
 
-    for factory in (raw_env, env, parallel_env):
-        factory.__doc__ = f"{factory.__name__} for {spec.aec_id}; options as in the module docs."
+    raw_env.__doc__ = f"{spec.aec_id}: illegal actions raise ValueError; options as in the docs."
+    env.__doc__ = f"{spec.aec_id}: an illegal action ends the game with -1 for the offender."
+    parallel_env.__doc__ = f"{spec.aec_id} as a PettingZoo parallel env."
     return raw_env, env, parallel_env
 
 

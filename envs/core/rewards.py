@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 REWARD_MODES = ("win", "score")
@@ -40,16 +42,18 @@ class RewardTracker:
             )
         self.mode = mode
         self._margins: np.ndarray | None = None
+        self._no_rewards: list[float] = []
 
     def reset(self, scores: np.ndarray) -> None:
         self._margins = score_margins(scores)
+        self._no_rewards = [0.0] * len(scores)
 
-    def rewards(self, scores: np.ndarray, terminal: bool) -> np.ndarray:
-        """The rewards earned since the last call (or reset)."""
-        margins = score_margins(scores)
-        if self.mode == "score":
-            rewards = margins - self._margins
-        else:
-            rewards = win_rewards(scores) if terminal else np.zeros(len(scores))
+    def rewards(self, scores: Callable[[], np.ndarray], terminal: bool) -> list[float]:
+        """The rewards earned since the last call (or reset); ``scores`` is called only
+        when the mode needs it."""
+        if self.mode == "win":
+            return win_rewards(scores()).tolist() if terminal else list(self._no_rewards)
+        margins = score_margins(scores())
+        rewards = (margins - self._margins).tolist()
         self._margins = margins
         return rewards

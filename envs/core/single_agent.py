@@ -119,7 +119,7 @@ class SingleAgentEnv(gym.Env):
         reward = self._carried_reward + (0.0 if revealed is None else float(revealed[self.learner]))
         self._carried_reward = 0.0
         reward += self._play_opponents()
-        return self._observe(), reward, self.table.state.is_terminal(), False, self._info()
+        return self._observe(), reward, self.table.terminal, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the learner's legal actions (sb3-contrib's MaskablePPO reads it)."""
@@ -142,24 +142,24 @@ class SingleAgentEnv(gym.Env):
         """Let opponents commit until the learner must choose or the game ends; return the
         learner's share of the rewards revealed on the way."""
         reward = 0.0
-        state = self.table.state
-        while not state.is_terminal():
-            for player in self.table.waiting_for():
+        table = self.table
+        while not table.terminal:
+            for player in table.waiting_for():
                 if player == self.learner:
                     continue
-                observation = self.game.observation(state, player)
                 action = self._opponent(player).act(
-                    observation, self.table.legal_mask(player), self.np_random
+                    table.observation(player), table.legal_mask(player), self.np_random
                 )
-                revealed = self.table.commit(player, action)
+                revealed = table.commit(player, action)
                 if revealed is not None:
-                    reward += float(revealed[self.learner])
-            if self.learner in self.table.waiting_for():
+                    reward += revealed[self.learner]
+            if self.learner in table.waiting_for():
                 break
         return reward
 
+    # Gymnasium asks for new arrays on every call (users keep what they are given).
     def _observe(self) -> np.ndarray:
-        return self.game.observation(self.table.state, self.learner)
+        return self.table.observation(self.learner).copy()
 
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": self.table.legal_mask(self.learner), "seat": self.learner}
+        return {"action_mask": self.table.legal_mask(self.learner).copy(), "seat": self.learner}

@@ -5,6 +5,11 @@ in the current choice, and the reward tracker. Players commit one at a time (the
 AEC view), all at once (the parallel view) or mixed with opponents (the
 single-agent view); the state is touched only when the last chooser has
 committed, so until then nothing any player can read changes.
+
+The table is also the one place that caches what the views read: the choosers,
+each player's observation and mask are computed at most once per state (the
+state changes only in ``reset`` and at a reveal). Cached arrays are read-only,
+so a caller that keeps or shares them can never corrupt them.
 """
 
 from __future__ import annotations
@@ -13,8 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from envs.core.game import Game, IllegalActionError, State
+from envs.core.game import Game, IllegalActionError, State, as_action
 from envs.core.rewards import RewardTracker
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 class Table:
@@ -23,40 +33,80 @@ class Table:
         self.tracker = RewardTracker(reward_mode)
         self.state: State | None = None
         self.pending: dict[int, int] = {}
+        self.no_actions = _frozen(np.zeros(game.num_actions, dtype=np.int8))
 
     def reset(self, rng: np.random.Generator) -> None:
         self.state = self.game.new_initial_state(rng)
         self.pending = {}
         self.tracker.reset(self.state.scores())
+        self._state_changed()
 
+    def _state_changed(self) -> None:
+        self.choosers: tuple[int, ...] = self.state.to_act()
+        self.terminal = not self.choosers
+        self._observations: dict[int, np.ndarray] = {}
+        self._masks: dict[int, np.ndarray] = {}
+
+    # --- commitments -----------------------------------------------------------------
     def waiting_for(self) -> list[int]:
         """Choosers who have not committed yet, in seat order."""
-        return [p for p in self.state.to_act() if p not in self.pending]
+        return [p for p in self.choosers if p not in self.pending]
 
     def next_chooser(self) -> int | None:
-        waiting = self.waiting_for()
-        return waiting[0] if waiting else None
+        for player in self.choosers:
+            if player not in self.pending:
+                return player
+        return None
 
-    def commit(self, player: int, action: Any) -> np.ndarray | None:
+    def check(self, player: int, action: Any) -> int:
+        """``action`` as an int if ``player`` may commit it now; else raise and change nothing."""
+        if player in self.pending:
+            raise IllegalActionError(f"player {player} has already committed this choice")
+        if player not in self.choosers:
+            raise IllegalActionError(
+                f"player {player} is not choosing now; the players to act are {list(self.choosers)}"
+            )
+        value = as_action(action)
+        mask = self._legal(player)
+        if not (0 <= value < len(mask) and mask[value]):
+            return self.state.check_action(player, value)  # raises, naming the legal actions
+        return value
+
+    def commit(self, player: int, action: Any) -> list[float] | None:
         """Hold ``player``'s action aside; when it is the last one needed, reveal all.
 
         Returns every player's rewards when a reveal happened, else None. Raises
         ``IllegalActionError`` (a ValueError) and changes nothing on bad input.
         """
-        if player in self.pending:
-            raise IllegalActionError(f"player {player} has already committed this choice")
-        self.pending[player] = self.state.check_action(player, action)
-        if self.waiting_for():
+        self.pending[player] = self.check(player, action)
+        if len(self.pending) < len(self.choosers):
             return None
         joint, self.pending = self.pending, {}
-        self.state.apply(dict(sorted(joint.items())))
-        return self.tracker.rewards(self.state.scores(), self.state.is_terminal())
+        self.state._apply(dict(sorted(joint.items())))  # validated above, seat order
+        self._state_changed()
+        return self.tracker.rewards(self.state.scores, self.terminal)
+
+    # --- what the views read ---------------------------------------------------------
+    def _legal(self, player: int) -> np.ndarray:
+        mask = self._masks.get(player)
+        if mask is None:
+            mask = self._masks[player] = _frozen(self.state.legal_mask(player).astype(np.int8))
+        return mask
 
     def legal_mask(self, player: int) -> np.ndarray:
         """``player``'s int8 mask: their legal actions while they still have to commit."""
-        if player in self.pending or player not in self.state.to_act():
-            return np.zeros(self.game.num_actions, dtype=np.int8)
-        return self.state.legal_mask(player).astype(np.int8)
+        if player in self.pending or player not in self.choosers:
+            return self.no_actions
+        return self._legal(player)
+
+    def observation(self, player: int) -> np.ndarray:
+        """``player``'s flat observation of the current state (read-only, cached)."""
+        observation = self._observations.get(player)
+        if observation is None:
+            observation = self._observations[player] = _frozen(
+                self.game.observation(self.state, player)
+            )
+        return observation
 
     def render(self) -> str:
         text = str(self.state)

@@ -1,0 +1,559 @@
+"""Pick & Pack rules: pure, seeded, no RL imports. See the package docstring for the rules.
+
+Coordinates: the grid is ``apples[row, col]``. Red (seat 0) moves the grabber along its
+row, choosing a column; red's tiles sit at the two ends of the columns. Blue (seat 1)
+moves along its column, choosing a row; blue's tiles sit at the two ends of the rows.
+A player's *line* is what they choose when moving (red: a column, blue: a row), and
+their *frame* is the grid seen with their lines as columns (red: ``(row, col)``,
+blue: ``(col, row)``). A tile space is ``end * 6 + line`` (end 0: top / left, end 1:
+bottom / right).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from envs.core.game import Config, Game, State, require_choice
+from envs.pick_and_pack import observation
+
+SIZE = 6
+NUM_CELLS = SIZE * SIZE
+RED, BLUE = 0, 1
+COLORS = ("red", "blue")
+NUM_CRATES = 4
+NUM_SPACES = 2 * SIZE  # tile spaces per player
+
+#: Action tile types (two of each per player).
+PREMIUM, WHOLESALE, RUSH, QUALITY, MIXUP, MALFUNCTION = range(6)
+NUM_TYPES = 6
+TYPE_NAMES = (
+    "Premium",
+    "Wholesale",
+    "Rush Order",
+    "Quality Control",
+    "Order Mix-up",
+    "Malfunction",
+)
+TYPE_LETTERS = "PWRQXM"
+#: Status of a placed tile.
+UNPLAYED, USED, FLIPPED = range(3)
+#: Crate closure.
+OPEN, PREMIUM_CLOSED, WHOLESALE_CLOSED = range(3)
+
+#: Default trays per apple count 1-6 [decision: seven each of 1-5, one 6].
+DEFAULT_TRAY_COUNTS: tuple[int, ...] = (7, 7, 7, 7, 7, 1)
+
+# The flat action space: one range per kind of choice.
+PLACE = 0  # + space * NUM_TYPES + type: put a tile of that type on that space
+MOVE = PLACE + NUM_SPACES * NUM_TYPES  # + line: move the grabber along your axis
+OWN_CRATE = MOVE + SIZE  # + crate: one of your crates
+OPP_CRATE = OWN_CRATE + NUM_CRATES  # + crate: one of the opponent's crates
+END = OPP_CRATE + NUM_CRATES  # + end: activate the tile at that end of the line
+TRAY = END + 2  # + i * SIZE + j in your frame: Malfunction a grid tray
+TILE = TRAY + NUM_CELLS  # + space: Malfunction an opponent tile
+RUSH_USE = TILE + NUM_SPACES  # flip a Rush Order for an extra move
+RUSH_DECLINE = RUSH_USE + 1  # keep your Rush Orders, end the turn
+NUM_ACTIONS = RUSH_DECLINE + 1
+
+# Phases (sub-steps); OVER is terminal.
+(
+    PLACING,
+    MOVING,
+    PLACE_TRAY,
+    CHOOSE_END,
+    PREMIUM_TARGET,
+    WHOLESALE_TARGET,
+    QUALITY_SOURCE,
+    MIXUP_OPPONENT,
+    MIXUP_OWN,
+    MALFUNCTION_TARGET,
+    RUSH_CHOICE,
+    OVER,
+) = range(12)
+PHASE_NAMES = (
+    "place tiles",
+    "move the grabber",
+    "choose a crate for the tray",
+    "choose which end's tile to activate",
+    "Premium: choose your crate",
+    "Wholesale: choose an opponent crate",
+    "Quality Control: choose an opponent crate",
+    "Order Mix-up: choose an opponent crate",
+    "Order Mix-up: choose your crate",
+    "Malfunction: choose a tray or an opponent tile",
+    "use a Rush Order?",
+    "game over",
+)
+NUM_PHASES = OVER  # phases a player can be asked in
+
+PLACEMENTS = ("simultaneous", "alternate", "random")
+OPPONENT_CRATES = ("visible", "full")
+TARGETLESS = ("spent", "unplayable")
+
+
+@dataclass(frozen=True)
+class PickAndPackConfig(Config):
+    """Options; see the package docstring."""
+
+    num_players: int = 2
+    tray_counts: Sequence[int] = DEFAULT_TRAY_COUNTS
+    placement: str = "simultaneous"
+    opponent_crates: str = "visible"
+    chain_rush_orders: bool = True
+    targetless_actions: str = "spent"
+
+    def validate(self) -> None:
+        require_choice("num_players", self.num_players, (2,))
+        require_choice("placement", self.placement, PLACEMENTS)
+        require_choice("opponent_crates", self.opponent_crates, OPPONENT_CRATES)
+        require_choice("targetless_actions", self.targetless_actions, TARGETLESS)
+        if not isinstance(self.chain_rush_orders, bool):
+            raise ValueError(
+                f"chain_rush_orders={self.chain_rush_orders!r} is not allowed; "
+                "allowed values: True, False"
+            )
+        counts = self.tray_counts
+        ok = (
+            isinstance(counts, Sequence)
+            and not isinstance(counts, str)
+            and len(counts) == 6
+            and all(
+                isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c >= 0
+                for c in counts
+            )
+        )
+        if not ok or sum(counts) != NUM_CELLS or counts[5] != 1:
+            raise ValueError(
+                f"tray_counts={counts!r} is not allowed; allowed: six non-negative integers "
+                f"(trays with 1..6 apples) summing to {NUM_CELLS}, with exactly one 6 "
+                f"(the grabber starts on it), e.g. {DEFAULT_TRAY_COUNTS}"
+            )
+
+
+def crate_value(apples: int, closure: int) -> int:
+    """Points of a crate: open 1 per apple, Premium 2 per apple, Wholesale half, rounded down."""
+    if closure == PREMIUM_CLOSED:
+        return 2 * apples
+    if closure == WHOLESALE_CLOSED:
+        return apples // 2
+    return apples
+
+
+def to_frame(player: int, row: int, col: int) -> tuple[int, int]:
+    """A grid cell in ``player``'s frame (their lines are the columns); its own inverse."""
+    return (row, col) if player == RED else (col, row)
+
+
+class PickAndPackState(State):
+    game: PickAndPackGame
+
+    def __init__(self, game: PickAndPackGame, rng: np.random.Generator) -> None:
+        super().__init__(game, rng)
+        trays = np.repeat(np.arange(1, 7, dtype=np.int8), game.tray_counts)
+        rng.shuffle(trays)
+        #: Apples on the tray of each grid cell; 0 once claimed.
+        self.apples = trays.reshape(SIZE, SIZE)
+        self.face_down = np.zeros((SIZE, SIZE), dtype=bool)
+        six = int(np.flatnonzero(trays == 6)[0])
+        self.grabber = (six // SIZE, six % SIZE)
+        #: Tile type on each space (-1: not placed yet) and its status.
+        self.tile_type = np.full((2, NUM_SPACES), -1, dtype=np.int8)
+        self.tile_status = np.zeros((2, NUM_SPACES), dtype=np.int8)
+        self.to_place = np.full((2, NUM_TYPES), 2, dtype=np.int8)  # tiles left to place
+        #: Each crate's trays, bottom to top, and its closure.
+        self.crates: list[list[list[int]]] = [[[] for _ in range(NUM_CRATES)] for _ in range(2)]
+        self.closure = np.zeros((2, NUM_CRATES), dtype=np.int8)
+        #: Rush Orders usable now, and those taken this turn (usable from the next turn).
+        self.rush_ready = [0, 0]
+        self.rush_new = [0, 0]
+        self.rushes_this_turn = 0
+        self.first_player = int(rng.integers(2))
+        self.player = self.first_player  # whose turn (or whose placement, alternating)
+        self.holding = 0  # apples of the tray waiting for a crate (PLACE_TRAY)
+        self.mixup_crate = -1  # opponent crate chosen for an Order Mix-up
+        self.phase = PLACING
+        if game.config.placement == "random":
+            for p in range(2):
+                types = np.repeat(np.arange(NUM_TYPES, dtype=np.int8), 2)
+                rng.shuffle(types)
+                self.tile_type[p] = types
+            self.to_place[:] = 0
+            self._start_turn(self.first_player)
+            self._advance()
+
+    # --- queries ---------------------------------------------------------------------
+    def cell_on_line(self, player: int, line: int) -> tuple[int, int]:
+        """The grid cell ``player`` reaches by moving the grabber to ``line``."""
+        row, col = self.grabber
+        return (row, line) if player == RED else (line, col)
+
+    def grabber_line(self, player: int) -> int:
+        return self.grabber[1] if player == RED else self.grabber[0]
+
+    def open_crates(self, player: int, with_trays: bool = False) -> list[int]:
+        return [
+            k
+            for k in range(NUM_CRATES)
+            if self.closure[player, k] == OPEN and (self.crates[player][k] or not with_trays)
+        ]
+
+    def fewest_open(self, player: int) -> list[int]:
+        """``player``'s open crates holding the fewest trays."""
+        open_ = self.open_crates(player)
+        if not open_:
+            return []
+        least = min(len(self.crates[player][k]) for k in open_)
+        return [k for k in open_ if len(self.crates[player][k]) == least]
+
+    def has_effect(self, player: int, kind: int) -> bool:
+        """Whether a tile of ``kind`` activated by ``player`` now would have a target."""
+        opponent = 1 - player
+        if kind == QUALITY:
+            return bool(self.open_crates(opponent, with_trays=True))
+        if kind == MIXUP:
+            return bool(
+                self.open_crates(opponent, with_trays=True)
+                and self.open_crates(player, with_trays=True)
+            )
+        if kind == MALFUNCTION:
+            return bool(
+                ((self.apples > 0) & ~self.face_down).any()
+                or (self.tile_status[opponent] == UNPLAYED).any()
+            )
+        return True  # Premium, Wholesale: the game ends before a side has no open crate
+
+    def playable_ends(self, player: int, line: int) -> list[int]:
+        """Ends of ``line`` holding one of ``player``'s unplayed tiles that may be activated."""
+        ends = []
+        for end in (0, 1):
+            space = end * SIZE + line
+            if self.tile_type[player, space] < 0 or self.tile_status[player, space] != UNPLAYED:
+                continue
+            if self.game.targetless_spent or self.has_effect(
+                player, int(self.tile_type[player, space])
+            ):
+                ends.append(end)
+        return ends
+
+    def move_targets(self, player: int) -> list[int]:
+        """Lines ``player`` may move the grabber to: another space of their axis holding a
+        face-up tray, or empty with a playable tile at either end of that line."""
+        current = self.grabber_line(player)
+        targets = []
+        for line in range(SIZE):
+            if line == current:
+                continue
+            cell = self.cell_on_line(player, line)
+            if self.face_down[cell]:
+                continue
+            if self.apples[cell] > 0 or self.playable_ends(player, line):
+                targets.append(line)
+        return targets
+
+    def choices(self) -> list[int]:
+        """The legal actions of the player to act, outside tile placement."""
+        player, opponent, phase = self.player, 1 - self.player, self.phase
+        if phase == MOVING:
+            return [MOVE + line for line in self.move_targets(player)]
+        if phase == PLACE_TRAY:
+            return [OWN_CRATE + k for k in self.fewest_open(player)]
+        if phase == CHOOSE_END:
+            line = self.grabber_line(player)
+            ends = self.playable_ends(player, line)
+            if (
+                len(ends) == 2
+                and self.tile_type[player, line] == self.tile_type[player, SIZE + line]
+            ):
+                ends = ends[:1]  # the same tile either way
+            return [END + e for e in ends]
+        if phase == PREMIUM_TARGET:
+            return [OWN_CRATE + k for k in self.open_crates(player)]
+        if phase == WHOLESALE_TARGET:
+            return [OPP_CRATE + k for k in self.open_crates(opponent)]
+        if phase in (QUALITY_SOURCE, MIXUP_OPPONENT):
+            return [OPP_CRATE + k for k in self.open_crates(opponent, with_trays=True)]
+        if phase == MIXUP_OWN:
+            return [OWN_CRATE + k for k in self.open_crates(player, with_trays=True)]
+        if phase == MALFUNCTION_TARGET:
+            trays = [
+                TRAY + i * SIZE + j
+                for r, c in zip(*np.nonzero((self.apples > 0) & ~self.face_down), strict=True)
+                for i, j in [to_frame(player, int(r), int(c))]
+            ]
+            tiles = np.flatnonzero(
+                (self.tile_type[opponent] >= 0) & (self.tile_status[opponent] == UNPLAYED)
+            )
+            return sorted(trays) + [TILE + int(s) for s in tiles]
+        if phase == RUSH_CHOICE:
+            return [RUSH_USE, RUSH_DECLINE]
+        return []
+
+    # --- the State interface -----------------------------------------------------------
+    def to_act(self) -> tuple[int, ...]:
+        if self.phase == OVER:
+            return ()
+        if self.phase == PLACING and self.game.simultaneous:
+            return (RED, BLUE)
+        return (self.player,)
+
+    def legal_mask(self, player: int) -> np.ndarray:
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        if player not in self.to_act():
+            return mask
+        if self.phase == PLACING:
+            spaces = self.tile_type[player] < 0
+            mask[PLACE : PLACE + NUM_SPACES * NUM_TYPES] = (
+                spaces[:, None] & (self.to_place[player] > 0)[None, :]
+            ).ravel()
+        else:
+            mask[self.choices()] = True
+        return mask
+
+    def _apply(self, joint: Mapping[int, int]) -> None:
+        if self.phase == PLACING:
+            for player, action in joint.items():
+                self._place(player, action - PLACE)
+            if not self.to_place.any():
+                self._start_turn(self.first_player)
+            elif not self.game.simultaneous:
+                self.player = 1 - self.player
+            self._advance()
+            return
+        self._resolve(joint[self.player])
+        self._advance()
+
+    def scores(self) -> np.ndarray:
+        return np.array(
+            [
+                sum(crate_value(sum(self.crates[p][k]), self.closure[p, k]) for k in range(4))
+                for p in range(2)
+            ],
+            dtype=np.float64,
+        )
+
+    # --- rules -------------------------------------------------------------------------
+    def _place(self, player: int, index: int) -> None:
+        space, kind = divmod(index, NUM_TYPES)
+        self.tile_type[player, space] = kind
+        self.to_place[player, kind] -= 1
+        if self.to_place[player].sum() == 1:  # the last tile has one place to go
+            last_space = int(np.flatnonzero(self.tile_type[player] < 0)[0])
+            last_kind = int(np.flatnonzero(self.to_place[player])[0])
+            self.tile_type[player, last_space] = last_kind
+            self.to_place[player, last_kind] = 0
+
+    def _start_turn(self, player: int) -> None:
+        self.player = player
+        self.rushes_this_turn = 0
+        self.phase = MOVING
+
+    def _advance(self) -> None:
+        """Resolve every decision with a single legal choice, until a real choice or the end."""
+        while self.phase not in (OVER, PLACING):
+            choices = self.choices()
+            if len(choices) > 1:
+                return
+            if choices:
+                self._resolve(choices[0])
+            elif self.phase == MOVING:
+                self.phase = OVER  # the player to move has no legal move
+            else:
+                self._finish_action()  # an action with no valid target is spent
+
+    def _resolve(self, action: int) -> None:
+        player, opponent, phase = self.player, 1 - self.player, self.phase
+        if phase == MOVING:
+            self._move(player, action - MOVE)
+        elif phase == PLACE_TRAY:
+            self.crates[player][action - OWN_CRATE].append(self.holding)
+            self.holding = 0
+            self._finish_action()
+        elif phase == CHOOSE_END:
+            self._activate(player, (action - END) * SIZE + self.grabber_line(player))
+        elif phase == PREMIUM_TARGET:
+            self.closure[player, action - OWN_CRATE] = PREMIUM_CLOSED
+            self._finish_action()
+        elif phase == WHOLESALE_TARGET:
+            self.closure[opponent, action - OPP_CRATE] = WHOLESALE_CLOSED
+            self._finish_action()
+        elif phase == QUALITY_SOURCE:
+            self.holding = self.crates[opponent][action - OPP_CRATE].pop()
+            self.phase = PLACE_TRAY
+        elif phase == MIXUP_OPPONENT:
+            self.mixup_crate = action - OPP_CRATE
+            self.phase = MIXUP_OWN
+        elif phase == MIXUP_OWN:
+            theirs = self.crates[opponent][self.mixup_crate]
+            mine = self.crates[player][action - OWN_CRATE]
+            theirs[-1], mine[-1] = mine[-1], theirs[-1]
+            self.mixup_crate = -1
+            self._finish_action()
+        elif phase == MALFUNCTION_TARGET:
+            if action < TILE:
+                i, j = divmod(action - TRAY, SIZE)
+                self.face_down[to_frame(player, i, j)] = True
+            else:
+                self.tile_status[opponent, action - TILE] = FLIPPED
+            self._finish_action()
+        elif phase == RUSH_CHOICE:
+            if action == RUSH_USE:
+                self.rush_ready[player] -= 1
+                self.rushes_this_turn += 1
+                self.phase = MOVING
+            else:
+                self._end_turn()
+
+    def _move(self, player: int, line: int) -> None:
+        cell = self.cell_on_line(player, line)
+        self.grabber = cell
+        if self.apples[cell] > 0:
+            self.holding = int(self.apples[cell])
+            self.apples[cell] = 0
+            self.phase = PLACE_TRAY
+        else:
+            self.phase = CHOOSE_END
+
+    def _activate(self, player: int, space: int) -> None:
+        kind = int(self.tile_type[player, space])
+        self.tile_status[player, space] = USED
+        if kind == RUSH:
+            self.rush_new[player] += 1
+            self._finish_action()
+        elif kind == MIXUP and not self.has_effect(player, MIXUP):
+            self._finish_action()  # no pair of top trays to swap: spent
+        else:
+            self.phase = {
+                PREMIUM: PREMIUM_TARGET,
+                WHOLESALE: WHOLESALE_TARGET,
+                QUALITY: QUALITY_SOURCE,
+                MIXUP: MIXUP_OPPONENT,
+                MALFUNCTION: MALFUNCTION_TARGET,
+            }[kind]
+
+    def _finish_action(self) -> None:
+        """A move and its action are done: the game may end, else an extra move may follow."""
+        if (self.closure != OPEN).all(axis=1).any():
+            self.phase = OVER  # a player has all four crates closed
+            return
+        player = self.player
+        may_rush = self.rush_ready[player] > 0 and (
+            self.game.config.chain_rush_orders or self.rushes_this_turn == 0
+        )
+        if may_rush and self.move_targets(player):
+            self.phase = RUSH_CHOICE
+        else:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        player = self.player
+        self.rush_ready[player] += self.rush_new[player]
+        self.rush_new[player] = 0
+        self._start_turn(1 - player)
+
+    # --- the spectator's view ---------------------------------------------------------
+    def placement_hidden(self) -> bool:
+        """Whether tile arrangements are still secret (simultaneous placement under way)."""
+        return self.phase == PLACING and self.game.simultaneous
+
+    def _tile_char(self, player: int, space: int) -> str:
+        if self.placement_hidden():
+            return "?"  # neither the types nor the spaces filled so far are shown
+        kind = self.tile_type[player, space]
+        if kind < 0:
+            return "."
+        status = self.tile_status[player, space]
+        return TYPE_LETTERS[kind] if status == UNPLAYED else ("-" if status == USED else "#")
+
+    def _crate_text(self, player: int, k: int, full: bool) -> str:
+        stack = self.crates[player][k]
+        closure = ("", " Premium", " Wholesale")[self.closure[player, k]]
+        if full:
+            contents = " ".join(map(str, stack)) or "empty"
+            return f"[{contents}{closure}]"
+        top = f"top {stack[-1]}" if stack else "empty"
+        return f"[{top}, {len(stack)} trays{closure}]"
+
+    def __str__(self) -> str:
+        placement = self.game.config.placement
+        lines = [
+            "Pick & Pack: red (player_0) moves along rows, blue (player_1) along columns; "
+            f"{placement} placement"
+        ]
+        red_top = "".join(f" {self._tile_char(RED, c)} " for c in range(SIZE))
+        red_bottom = "".join(f" {self._tile_char(RED, SIZE + c)} " for c in range(SIZE))
+        lines.append(f"      {red_top}      red tiles")
+        for r in range(SIZE):
+            cells = []
+            for c in range(SIZE):
+                apples = int(self.apples[r, c])
+                text = "#" if self.face_down[r, c] else (str(apples) if apples else ".")
+                cells.append(f"[{text}]" if (r, c) == self.grabber else f" {text} ")
+            left, right = self._tile_char(BLUE, r), self._tile_char(BLUE, SIZE + r)
+            lines.append(f"   {left}  {''.join(cells)}  {right}")
+        lines.append(f"      {red_bottom}")
+        over = self.phase == OVER
+        full = over or self.game.config.opponent_crates == "full"
+        scores = self.scores()
+        for p in range(2):
+            crates = " ".join(self._crate_text(p, k, full) for k in range(NUM_CRATES))
+            rush = f"; rush orders {self.rush_ready[p] + self.rush_new[p]}"
+            score = f"; score {scores[p]:g}" if over else ""
+            lines.append(f"{COLORS[p]} crates: {crates}{rush}{score}")
+        if self.phase == PLACING:
+            placed = [NUM_SPACES - int((self.tile_type[p] < 0).sum()) for p in range(2)]
+            who = "both" if self.game.simultaneous else COLORS[self.player]
+            lines.append(f"placing tiles ({who}); placed: red {placed[0]}, blue {placed[1]}")
+        elif over:
+            lines.append("game over")
+        else:
+            extra = f" ({self.holding} apples)" if self.phase == PLACE_TRAY else ""
+            lines.append(f"{COLORS[self.player]} to act: {PHASE_NAMES[self.phase]}{extra}")
+        lines.append(
+            "key: P Premium, W Wholesale, R Rush Order, Q Quality Control, X Order Mix-up, "
+            "M Malfunction, - used, # malfunctioned; tray # face down, . empty, [ ] grabber"
+        )
+        return "\n".join(line.rstrip() for line in lines)
+
+
+class PickAndPackGame(Game):
+    name = "pick_and_pack"
+    config_class = PickAndPackConfig
+    num_actions = NUM_ACTIONS
+
+    def __init__(self, config: PickAndPackConfig) -> None:
+        super().__init__(config)
+        self.tray_counts = tuple(int(c) for c in config.tray_counts)
+        self.simultaneous = config.placement == "simultaneous"
+        self.targetless_spent = config.targetless_actions == "spent"
+        self.full_crates = config.opponent_crates == "full"
+        self.observation_layout = observation.layout(self)
+
+    def new_initial_state(self, rng: np.random.Generator) -> PickAndPackState:
+        return PickAndPackState(self, rng)
+
+    def encode(self, state: PickAndPackState, player: int, views: dict[str, np.ndarray]) -> None:
+        observation.encode(state, player, views)
+
+    def action_name(self, action: int) -> str:
+        if action < MOVE:
+            space, kind = divmod(action - PLACE, NUM_TYPES)
+            end, line = divmod(space, SIZE)
+            return f"place {TYPE_NAMES[kind]} at end {end} of line {line}"
+        if action < OWN_CRATE:
+            return f"move the grabber to line {action - MOVE}"
+        if action < OPP_CRATE:
+            return f"your crate {action - OWN_CRATE}"
+        if action < END:
+            return f"opponent crate {action - OPP_CRATE}"
+        if action < TRAY:
+            return f"activate the tile at end {action - END}"
+        if action < TILE:
+            i, j = divmod(action - TRAY, SIZE)
+            return f"malfunction the tray at ({i}, line {j}) of your frame"
+        if action < RUSH_USE:
+            end, line = divmod(action - TILE, SIZE)
+            return f"malfunction the opponent tile at end {end} of their line {line}"
+        return "use a Rush Order" if action == RUSH_USE else "keep your Rush Orders"

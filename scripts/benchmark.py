@@ -1,0 +1,215 @@
+"""Speed of every game through every interface, against reference envs in the same run.
+
+    python scripts/benchmark.py                 # every id and configuration
+    python scripts/benchmark.py --seconds 0.5 --repeats 3 --ids hiddenhand/pico-v0
+
+Random masked play through (a) ``raw_env`` calling ``observe`` every step, (b) the
+default ``env()`` calling ``last()`` every step, (c) ``parallel_env``, (d) the
+Gymnasium single-agent view. References, measured the same way in the same run:
+PettingZoo's ``rps_v2`` and ``connect_four_v3`` through ``env()``, and
+OpenSpiel's ``goofspiel(num_cards=13)`` as a turn-based game reading
+``observation_tensor()`` at every decision (its chance nodes, the point cards, are
+played but not counted as steps; install the ``[bench]`` extra). Each figure
+is the median, min and max over repeats; ratios are to ``rps_v2 env()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+
+import envs
+from envs.core.aec import HiddenHandAEC, HiddenHandParallel
+
+Runner = Callable[[float], tuple[int, int]]  # seconds -> (steps, games)
+
+
+def pick(mask: np.ndarray, rng: np.random.Generator) -> int:
+    legal = np.flatnonzero(mask)
+    return int(legal[rng.integers(len(legal))])
+
+
+def aec_runner(make: Callable[[], object], use_last: bool) -> Runner:
+    """Random play through an AEC env; ``use_last`` reads ``last()``, else ``observe``."""
+
+    def run(seconds: float) -> tuple[int, int]:
+        env, rng = make(), np.random.default_rng(0)
+        steps = games = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            env.reset(seed=games)
+            for agent in env.agent_iter():
+                if use_last:
+                    obs, _, term, trunc, _ = env.last()
+                else:
+                    obs = env.observe(agent)
+                    term, trunc = env.terminations[agent], env.truncations[agent]
+                if term or trunc:
+                    action = None
+                elif isinstance(obs, dict):
+                    action = pick(obs["action_mask"], rng)
+                else:  # no mask (rps_v2): every action is legal
+                    action = int(rng.integers(env.action_space(agent).n))
+                env.step(action)
+                steps += 1
+            games += 1
+        return steps, games
+
+    return run
+
+
+def parallel_runner(make: Callable[[], HiddenHandParallel]) -> Runner:
+    def run(seconds: float) -> tuple[int, int]:
+        env, rng = make(), np.random.default_rng(0)
+        steps = games = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            observations, _ = env.reset(seed=games)
+            while env.agents:
+                actions = {a: pick(observations[a]["action_mask"], rng) for a in env.agents}
+                observations, *_ = env.step(actions)
+                steps += 1
+            games += 1
+        return steps, games
+
+    return run
+
+
+def gym_runner(gym_id: str, config: dict) -> Runner:
+    def run(seconds: float) -> tuple[int, int]:
+        env, rng = gymnasium.make(gym_id, **config), np.random.default_rng(0)
+        steps = games = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            env.reset(seed=games)
+            done = False
+            while not done:
+                _, _, terminated, truncated, _ = env.step(pick(env.unwrapped.action_masks(), rng))
+                done = terminated or truncated
+                steps += 1
+            games += 1
+        return steps, games
+
+    return run
+
+
+def openspiel_runner() -> Runner:
+    import pyspiel
+
+    game = pyspiel.load_game_as_turn_based("goofspiel(num_cards=13)")
+
+    def run(seconds: float) -> tuple[int, int]:
+        rng = np.random.default_rng(0)
+        steps = games = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():  # the point card: chance, not a decision
+                    outcomes = state.chance_outcomes()
+                    state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+                    continue
+                state.observation_tensor(state.current_player())
+                legal = state.legal_actions()
+                state.apply_action(legal[rng.integers(len(legal))])
+                steps += 1
+            games += 1
+        return steps, games
+
+    return run
+
+
+def measure(run: Runner, seconds: float, repeats: int) -> dict[str, float]:
+    run(min(seconds, 0.2))  # warm up
+    rates = [run(seconds) for _ in range(repeats)]
+    steps = [s / seconds for s, _ in rates]
+    games = [g / seconds for _, g in rates]
+    return {
+        "steps_per_s": statistics.median(steps),
+        "steps_min": min(steps),
+        "steps_max": max(steps),
+        "games_per_s": statistics.median(games),
+        "games_min": min(games),
+        "games_max": max(games),
+    }
+
+
+def cases(ids: list[str]) -> list[tuple[str, str, Runner]]:
+    from pettingzoo.classic import connect_four_v3, rps_v2
+
+    out: list[tuple[str, str, Runner]] = [
+        ("rps_v2", "env()", aec_runner(rps_v2.env, use_last=True)),
+        ("connect_four_v3", "env()", aec_runner(connect_four_v3.env, use_last=True)),
+        ("goofspiel(13) OpenSpiel", "observation_tensor", openspiel_runner()),
+    ]
+    for env_id in ids:
+        spec = envs.get_spec(env_id)
+        for config in spec.configurations:
+            name = env_id + "".join(f" {k}={v}" for k, v in config.items())
+            out += [
+                (name, "raw_env", aec_runner(partial(HiddenHandAEC, spec, **config), False)),
+                (name, "env()", aec_runner(partial(envs.make, env_id, **config), True)),
+                (
+                    name,
+                    "parallel_env",
+                    parallel_runner(partial(envs.make_parallel, env_id, **config)),
+                ),
+                (name, "gymnasium", gym_runner(spec.gym_id, config)),
+            ]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ids", nargs="*", default=None, help="PettingZoo ids; default: all")
+    parser.add_argument("--seconds", type=float, default=1.0, help="length of one repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="repeats per figure")
+    parser.add_argument("--out", default="runs/benchmark", help="path stem of the JSON and CSV")
+    args = parser.parse_args()
+
+    rows = []
+    for name, interface, run in cases(args.ids or envs.ids()):
+        rows.append(
+            {"env": name, "interface": interface, **measure(run, args.seconds, args.repeats)}
+        )
+    reference = next(r for r in rows if r["env"] == "rps_v2")["steps_per_s"]
+    goofspiel = next(r for r in rows if r["env"].startswith("goofspiel"))["steps_per_s"]
+    for row in rows:
+        row["ratio_to_rps_env"] = row["steps_per_s"] / reference
+        row["ratio_to_goofspiel"] = row["steps_per_s"] / goofspiel
+
+    print(
+        f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
+        f"python {platform.python_version()}; {args.repeats} × {args.seconds}s per figure"
+    )
+    print(
+        "| env | interface | steps/s median (min-max) | games/s median | × rps_v2 env() | × goofspiel |"
+    )
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['env']} | {r['interface']} | {r['steps_per_s']:,.0f} "
+            f"({r['steps_min']:,.0f}-{r['steps_max']:,.0f}) | {r['games_per_s']:,.1f} "
+            f"| {r['ratio_to_rps_env']:.2f} | {r['ratio_to_goofspiel']:.2f} |"
+        )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(rows, indent=2))
+    with open(out.with_suffix(".csv"), "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,565 @@
+"""Easter collection: every rule of RULES.md's section, the rulebook's example, hidden
+information, the observation layout and the heuristic."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import envs.easter_collection as easter
+from envs.easter_collection.rules import (
+    PHASE_CHOOSE,
+    PHASE_DONE,
+    PHASE_PLACE,
+    PLACE,
+    POINTS,
+    EasterCollectionGame,
+    EasterCollectionState,
+    card_index,
+    card_name,
+)
+from training.agents.easter_collection import EasterCollectionHeuristic
+from training.tournament import seat_rotated
+
+
+def make(num_players: int = 2, **options) -> EasterCollectionGame:
+    return EasterCollectionGame.from_options(num_players=num_players, **options)
+
+
+def cards(names: str) -> list[int]:
+    return [card_index(name) for name in names.split()]
+
+
+def deal(
+    game: EasterCollectionGame,
+    table: str,
+    hands: list[str],
+    start: int = 0,
+    rest: str | None = None,
+) -> EasterCollectionState:
+    """A state whose first round puts ``table`` on positions 1-4 and ``hands[seat]`` in each
+    hand (dealt one at a time from ``start``); the deck then holds ``rest`` (default: every
+    other card, in index order)."""
+    n = game.num_players
+    held = [cards(hand) for hand in hands]
+    order = cards(table)
+    for i in range(4):
+        order += [held[(start + k) % n][i] for k in range(n)]
+    if rest is None:
+        order += [c for c in range(52) if c not in order]
+    else:
+        order += cards(rest)
+    return EasterCollectionState(game, np.random.default_rng(0), deck=order, start_player=start)
+
+
+def hand_of(state: EasterCollectionState, seat: int) -> set[str]:
+    return {card_name(c) for c in np.flatnonzero(state.hands[seat])}
+
+
+def pile_of(state: EasterCollectionState, seat: int) -> set[str]:
+    return {card_name(c) for c in np.flatnonzero(state.piles[seat])}
+
+
+def names(mask: np.ndarray) -> set[str]:
+    return {card_name(c) for c in np.flatnonzero(mask)}
+
+
+def play(state: EasterCollectionState, *choices: str) -> None:
+    """Every seat, in seat order, plays the named card (standard variant)."""
+    state.apply({seat: card_index(name) for seat, name in enumerate(choices)})
+
+
+def play_out(state: EasterCollectionState, rng: np.random.Generator) -> list[tuple]:
+    """Random legal play to the end; returns (round, start player) at every decision."""
+    seen = []
+    while not state.is_terminal():
+        seen.append((state.round, state.start_player))
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    return seen
+
+
+# --- the rulebook's example -------------------------------------------------------------
+
+
+def test_rulebook_example():
+    """Red bids a 6 on the 8 at position 2 and Green a Queen, which mirrors the 8 and beats
+    the 6: Green collects all three. Yellow has no matching suit and discards. Blue is the
+    only bidder at position 3 and takes the board card and the bid."""
+    game = make(4)
+    red, green, yellow, blue = range(4)
+    state = deal(
+        game,
+        table="2S 8H 5D 9S",
+        hands=["6H 2C 3C 4C", "QH 5C 6C 7C", "8C 9C 10C JC", "4D QC KC AC"],
+    )
+    play(state, "6H", "QH", "8C", "4D")  # every placement is forced: nobody is asked
+    assert pile_of(state, green) == {"8H", "6H", "QH"}
+    assert state.points[green] == 1 + 1 + 2
+    assert pile_of(state, blue) == {"5D", "4D"}
+    assert state.points[blue] == 2
+    assert pile_of(state, red) == set() and state.points[red] == 0
+    assert pile_of(state, yellow) == set() and names(state.discards) == {"8C"}
+    assert names(state.played[yellow]) == {"8C"} and names(state.played[red]) == {"6H"}
+    # Positions 1 and 4 are still there: the second bid follows.
+    assert [card_name(c) if c >= 0 else "-" for c in state.table] == ["2S", "-", "-", "9S"]
+    assert state.bid == 1 and state.phase == PHASE_CHOOSE
+    assert state.scores().tolist() == [0.0, 4.0, 0.0, 2.0]
+
+
+# --- bidding --------------------------------------------------------------------------
+
+
+def first_bid(table: str, bids: list[str], **options) -> EasterCollectionState:
+    """The first bid with one card per seat, every bid matching exactly one table card."""
+    game = make(len(bids), **options)
+    used = set(cards(table)) | set(cards(" ".join(bids)))
+    fillers = iter(card_name(c) for c in range(52) if c not in used)
+    hands = [" ".join([bid] + [next(fillers) for _ in range(3)]) for bid in bids]
+    state = deal(game, table, hands)
+    play(state, *bids)
+    return state
+
+
+@pytest.mark.parametrize(
+    "table, bids, winner",
+    [
+        ("8H 2C 3C 4C", ["6H", "QH"], 1),  # Q mirrors 8 > 6
+        ("9H 2C 3C 4C", ["10H", "KH"], 0),  # K mirrors 9 < 10
+        ("8H 2C 3C 4C", ["JH", "KH", "QH"], 1),  # equal mirrors: K > Q > J
+        ("8H 2C 3C 4C", ["JH", "QH"], 1),
+        ("8H 2C 3C 4C", ["QH", "JH", "7H"], 0),
+        ("QH 2C 3C 4C", ["KH", "2H"], 1),  # a face table card is worth 0
+        ("QH 2C 3C 4C", ["JH", "KH"], 1),
+    ],
+)
+def test_face_cards_mirror_the_table_card_and_break_ties_k_q_j(table, bids, winner):
+    state = first_bid(table, bids)
+    everything = {table.split()[0], *bids}
+    assert pile_of(state, winner) == everything
+    assert state.points[winner] == sum(POINTS[card_index(c)] for c in everything)
+    assert all(not pile_of(state, s) for s in range(len(bids)) if s != winner)
+
+
+def test_table_face_value_option_makes_face_table_cards_worth_their_rank():
+    state = first_bid("QH 2C 3C 4C", ["KH", "10H"], table_face_value="rank")
+    assert pile_of(state, 0) == {"QH", "KH", "10H"}
+    default = first_bid("QH 2C 3C 4C", ["KH", "10H"])
+    assert pile_of(default, 1) == {"QH", "KH", "10H"}
+
+
+@pytest.mark.parametrize(
+    "table, bids, winner",
+    [
+        ("5H 2C 3C 4C", ["AH", "2H"], 1),  # an Ace bids 1
+        ("5H 2C 3C 4C", ["AH", "JH"], 1),  # J mirrors 5
+        ("AH 2C 3C 4C", ["JH", "2H"], 1),  # an Ace table card is worth 1 to a face card
+        ("AH 2C 3C 4C", ["JH", "QH"], 1),
+        ("KH 2C 3C 4C", ["AH", "QH"], 0),  # Ace 1 beats a face card mirroring 0
+    ],
+)
+def test_ace_bids_as_one(table, bids, winner):
+    state = first_bid(table, bids)
+    assert pile_of(state, winner) == {table.split()[0], *bids}
+
+
+def test_lone_bid_collects_the_table_card_and_scores():
+    state = first_bid("KH 2C 3C 4C", ["AH", "5D"])
+    assert pile_of(state, 0) == {"KH", "AH"}
+    assert state.points.tolist() == [2 + 3, 0]  # K 2 points, Ace 3
+    assert names(state.discards) == {"5D"}  # no diamond on the table
+
+
+def test_scoring_values():
+    assert [POINTS[card_index(f"{r}S")] for r in ("A", "2", "9", "10", "J", "Q", "K")] == [
+        3,
+        1,
+        1,
+        1,
+        2,
+        2,
+        2,
+    ]
+    assert sum(POINTS) == 72
+
+
+# --- placing ----------------------------------------------------------------------------
+
+
+def test_placement_is_restricted_to_matching_suits_and_asked_in_order_from_the_start():
+    game = make(3)
+    state = deal(
+        game,
+        table="2H 3S 9H 4C",
+        hands=["5H KS 7D AC", "6H 2D 3D 4D", "7H 5D 6D 8D"],
+        start=1,
+    )
+    play(state, "KS", "6H", "7H")
+    # Seat 1 starts; seat 0's spade is placed without asking when its turn comes.
+    assert state.phase == PHASE_PLACE and state.to_act() == (1,)
+    assert state.legal_actions(1) == [PLACE + 0, PLACE + 2]  # the two hearts only
+    assert state.legal_actions(0) == [] and state.legal_actions(2) == []
+    with pytest.raises(ValueError, match="legal actions"):
+        state.apply({1: PLACE + 1})  # the spade
+    state.apply({1: PLACE + 2})
+    assert state.to_act() == (2,)
+    state.apply({2: PLACE + 2})
+    # Both hearts lie beside the 9H; the 2H has no bid; the spade went beside the 3S.
+    assert pile_of(state, 2) == {"9H", "6H", "7H"}
+    assert pile_of(state, 0) == {"3S", "KS"}
+    assert [card_name(c) if c >= 0 else "-" for c in state.table] == ["2H", "-", "-", "4C"]
+
+
+def test_a_card_matching_no_table_card_is_discarded_face_up():
+    game = make(2)
+    state = deal(game, table="2H 3S 9H 4C", hands=["5D KS 7D AC", "6H 2D 3D 4D"])
+    play(state, "5D", "2D")
+    assert names(state.discards) == {"5D", "2D"}
+    assert not state.piles.any() and state.points.tolist() == [0, 0]
+    assert all(state.table[k] >= 0 for k in range(4)) and state.bid == 1
+
+
+def test_discards_are_public_as_soon_as_they_happen_during_placing():
+    game = make(2)
+    state = deal(game, table="2H 3S 9H 4C", hands=["5D KS 7D AC", "6H 2D 3D 4D"], start=1)
+    play(state, "5D", "6H")  # seat 1 must choose a heart; seat 0's diamond is discarded after
+    assert state.to_act() == (1,) and not state.discards.any()
+    state.apply({1: PLACE + 0})
+    assert names(state.discards) == {"5D"} and state.target[0] == -1  # bid revealed, reset
+
+
+def test_secret_positions_chips_must_match_the_suit_and_blank_means_discard():
+    game = make(2, variant="secret_positions")
+    state = deal(game, table="2H 9H 3S 4C", hands=["5H KS 7D AC", "6H 2D 3D 4D"])
+    legal = {(a // 52, card_name(a % 52)) for a in state.legal_actions(0)}
+    assert legal == {(0, "5H"), (1, "5H"), (2, "KS"), (3, "AC"), (4, "7D")}
+    assert state.to_act() == (0, 1)
+    state.apply({0: 0 * 52 + card_index("5H"), 1: 4 * 52 + card_index("2D")})
+    assert pile_of(state, 0) == {"2H", "5H"}  # no placing step: revealed at once
+    assert names(state.discards) == {"2D"}
+    assert state.phase == PHASE_CHOOSE and state.bid == 1
+
+
+def test_secret_positions_bids_on_one_position_compete():
+    game = make(2, variant="secret_positions")
+    state = deal(game, table="2H 9H 3S 4C", hands=["5H KS 7D AC", "QH 2D 3D 4D"])
+    state.apply({0: 1 * 52 + card_index("5H"), 1: 1 * 52 + card_index("QH")})
+    assert pile_of(state, 1) == {"9H", "5H", "QH"}
+
+
+def test_secret_positions_asks_every_player_even_with_one_card():
+    game = make(3, variant="secret_positions")
+    state = EasterCollectionState(game, np.random.default_rng(4), deck=list(range(22)))
+    rng = np.random.default_rng(4)
+    while not state.is_terminal():
+        assert state.to_act() == (0, 1, 2)
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+def test_single_choices_are_not_asked_in_the_standard_game(num_players):
+    for seed in range(10):
+        state = make(num_players).new_initial_state(np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        while not state.is_terminal():
+            for p in state.to_act():
+                assert len(state.legal_actions(p)) >= 2
+            if state.phase == PHASE_CHOOSE:
+                assert state.hand_size >= 2
+            state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+
+
+# --- rounds -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_second_bid_always_happens_with_two_or_three_players(num_players, variant):
+    for seed in range(20):
+        state = make(num_players, variant=variant).new_initial_state(np.random.default_rng(seed))
+        play_out(state, np.random.default_rng(seed))
+        assert state.bids_per_round == [2] * len(state.bids_per_round)
+
+
+def test_a_first_bid_that_takes_every_table_card_ends_the_round():
+    game = make(4)
+    state = deal(
+        game,
+        table="2C 2D 2H 2S",
+        hands=["3C 4C 5C 6C", "3D 4D 5D 6D", "3H 4H 5H 6H", "3S 4S 5S 6S"],
+    )
+    play(state, "3C", "3D", "3H", "3S")
+    assert state.bids_per_round == [1]
+    assert [pile_of(state, s) for s in range(4)] == [
+        {"2C", "3C"},
+        {"2D", "3D"},
+        {"2H", "3H"},
+        {"2S", "3S"},
+    ]
+    # Round 2: the start passes left, four new table cards, each hand refilled by one.
+    assert state.round == 1 and state.start_player == 1 and state.bid == 0
+    assert all(c >= 0 for c in state.table)
+    assert state.hands.sum(axis=1).tolist() == [4, 4, 4, 4]
+    assert len(state.deck) - state.next_card == 52 - 20 - 4 - 4
+
+
+@pytest.mark.parametrize(
+    "num_players, rounds_with_two_bids", [(2, 6), (3, 5), (4, 4), (5, 3)]
+)  # fmt: skip
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+def test_number_of_rounds(num_players, rounds_with_two_bids, variant):
+    """With a second bid in every round: 6, 5, 4 and 3 rounds. With 5 players a first bid
+    that takes all four table cards leaves the hands fuller, so the deck lasts longer."""
+    game = make(num_players, variant=variant)
+    seen_one_bid = False
+    for seed in range(40):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        play_out(state, np.random.default_rng(seed))
+        rounds = len(state.bids_per_round)
+        if all(b == 2 for b in state.bids_per_round):
+            assert rounds == rounds_with_two_bids
+        else:
+            seen_one_bid = True
+            assert num_players >= 4 and rounds >= rounds_with_two_bids
+        assert state.last_round and state.phase == PHASE_DONE
+    if num_players == 5 and variant == "standard":
+        assert seen_one_bid
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+def test_start_player_passes_left_each_round(num_players):
+    for seed in range(5):
+        state = make(num_players).new_initial_state(np.random.default_rng(seed))
+        first = state.start_player
+        for round_, start in play_out(state, np.random.default_rng(seed)):
+            assert start == (first + round_) % num_players
+
+
+def test_first_start_player_is_drawn_from_the_rng():
+    game = make(5)
+    starts = {game.new_initial_state(np.random.default_rng(s)).start_player for s in range(40)}
+    assert starts == set(range(5))
+
+
+def test_dealing_starts_with_the_start_player_one_card_at_a_time():
+    game = make(3)
+    state = EasterCollectionState(
+        game, np.random.default_rng(0), deck=list(range(52)), start_player=2
+    )
+    assert state.table == [0, 1, 2, 3]
+    assert np.flatnonzero(state.hands[2]).tolist() == [4, 7, 10, 13]
+    assert np.flatnonzero(state.hands[0]).tolist() == [5, 8, 11, 14]
+    assert np.flatnonzero(state.hands[1]).tolist() == [6, 9, 12, 15]
+
+
+# --- the deck running out -----------------------------------------------------------------
+
+
+def test_short_deck_deals_one_card_each_and_discards_the_rest_unseen():
+    game = make(2)
+    deck = list(range(4 + 8 + 4 + 3))  # round 2: 3 cards after the table, 4 needed
+    state = EasterCollectionState(game, np.random.default_rng(0), deck=deck, start_player=0)
+    rng = np.random.default_rng(0)
+    while state.round == 0:
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    assert state.last_round and state.hands.sum(axis=1).tolist() == [3, 3]
+    assert len(state.deck) - state.next_card == 0
+    leftover = deck[-1]  # the one card that reached no hand
+    assert not state.hands[:, leftover].any() and not state.discards[leftover]
+    assert not state.piles[:, leftover].any()
+    play_out(state, rng)
+    assert state.bids_per_round == [2, 2]
+
+
+def test_short_deck_deals_no_cards_when_not_everyone_can_get_one():
+    game = make(3)
+    deck = list(range(4 + 12 + 4 + 2))  # round 2: 2 cards after the table for 3 players
+    state = EasterCollectionState(game, np.random.default_rng(0), deck=deck, start_player=0)
+    rng = np.random.default_rng(0)
+    while state.round == 0:
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    assert state.last_round and state.hands.sum(axis=1).tolist() == [2, 2, 2]
+    assert all(c >= 0 for c in state.table)
+    assert not state.hands[:, deck[-2:]].any() and not state.discards[deck[-2:]].any()
+    play_out(state, rng)
+    assert state.bids_per_round == [2, 2]
+
+
+def test_fewer_than_four_cards_go_to_the_table_and_no_hand_cards_are_dealt():
+    game = make(2)
+    deck = list(range(4 + 8 + 4 + 4 + 2))  # round 2 leaves 2 cards for round 3
+    state = EasterCollectionState(game, np.random.default_rng(1), deck=deck, start_player=0)
+    rng = np.random.default_rng(1)
+    while state.round < 2:
+        assert not state.last_round
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    assert state.last_round and state.table == [20, 21, -1, -1]
+    assert state.hands.sum(axis=1).tolist() == [2, 2]
+    play_out(state, rng)
+    assert len(state.bids_per_round) == 3
+
+
+def test_a_deck_used_up_exactly_makes_the_last_round():
+    game = make(2)
+    state = EasterCollectionState(game, np.random.default_rng(2), deck=list(range(20)))
+    rng = np.random.default_rng(2)
+    while state.round == 0:
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    assert state.last_round and state.hands.sum(axis=1).tolist() == [4, 4]
+    play_out(state, rng)
+    assert len(state.bids_per_round) == 2
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+def test_every_card_ends_in_one_place_and_scores_are_the_piles(num_players, variant):
+    for seed in range(5):
+        state = make(num_players, variant=variant).new_initial_state(np.random.default_rng(seed))
+        play_out(state, np.random.default_rng(seed))
+        places = state.piles.sum(axis=0) + state.discards
+        assert places.max() <= 1  # what is in neither was discarded unseen from deck or hand
+        assert state.scores().tolist() == (state.piles @ np.array(POINTS)).tolist()
+        assert state.hands.sum() == 0 and all(c < 0 for c in state.table)
+
+
+# --- hidden information --------------------------------------------------------------------
+
+
+def placing_state(seat0_bid: str, seat1_bid: str):
+    """Three players; seat 0's spade is placed by itself, seat 1 has placed a heart at
+    position 1, seat 2 must place now."""
+    game = make(3)
+    state = deal(
+        game,
+        table="2H 3S 9H 4C",
+        hands=[f"{seat0_bid} 7D AC 2D", f"{seat1_bid} 3D 4D 5D", "7H 6D 8D 9D"],
+        start=0,
+    )
+    play(state, seat0_bid, seat1_bid, "7H")
+    state.apply({1: PLACE + 0})
+    assert state.to_act() == (2,)
+    return game, state
+
+
+def test_face_down_bids_are_hidden_from_observations_and_render():
+    game, a = placing_state("KS", "5H")
+    _, b = placing_state("QS", "6H")  # other face-down cards; KS and 5H stay in the deck
+    assert np.array_equal(game.observation(a, 2), game.observation(b, 2))
+    assert str(a) == str(b)
+    assert "KS" not in str(a) and "5H" not in str(a)
+    assert "face down: player_1" in str(a) and "face down: player_0" in str(a)
+    # The owners do see their own bids, so the two states really differ.
+    assert not np.array_equal(game.observation(a, 0), game.observation(b, 0))
+    assert not np.array_equal(game.observation(a, 1), game.observation(b, 1))
+    views = game.observation_layout.views(game.observation(a, 0))
+    assert names(views["chosen"]) == {"KS"}
+
+
+def test_other_hands_are_hidden():
+    game = make(2)
+    a = deal(game, table="2H 3S 9H 4C", hands=["5H KS 7D AC", "6H 2D 3D 4D"])
+    b = deal(game, table="2H 3S 9H 4C", hands=["5H KS 7D AC", "6H 2D 3D 5D"])
+    assert np.array_equal(game.observation(a, 0), game.observation(b, 0))
+    assert str(a) == str(b) and "2D" not in str(a)
+    assert not np.array_equal(game.observation(a, 1), game.observation(b, 1))
+
+
+def test_bids_are_public_after_the_reveal_and_views_are_relative():
+    game, state = placing_state("KS", "5H")
+    views = game.observation_layout.views(game.observation(state, 2))
+    # Observer seat 2: rows are seats 2, 0, 1.
+    assert views["bids"][1].tolist() == [0, 1, 0]  # seat 0 beside the 3S (position 2)
+    assert views["bids"][0].tolist() == [0, 0, 1]  # seat 1 beside the 2H (position 1)
+    assert views["placed"].tolist() == [0, 1, 1]
+    assert views["start"].tolist() == [0, 1, 0]
+    assert views["phase"].tolist() == [0, 1] and views["bid"].tolist() == [1, 0]
+    assert names(views["hand"]) == {"6D", "8D", "9D"} and names(views["chosen"]) == {"7H"}
+    unseen = names(views["unseen"])
+    assert "KS" in unseen and "5H" in unseen and "7H" not in unseen and "2H" not in unseen
+    state.apply({2: PLACE + 2})
+    views = game.observation_layout.views(game.observation(state, 2))
+    assert names(views["played"][1]) == {"KS"} and names(views["played"][2]) == {"5H"}
+    assert names(views["score_piles"][1]) == {"3S", "KS"}
+    assert views["scores"].tolist() == [2, 3, 2]  # 9H+7H, 3S+KS, 2H+5H
+    assert not views["bids"].any() and views["bid"].tolist() == [0, 1]
+    assert "KS" in str(state) and "5H" in str(state)
+
+
+# --- options, determinism, documentation --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 1},
+        {"num_players": 6},
+        {"num_players": 2.5},
+        {"num_players": 2.0},
+        {"num_players": "3"},
+        {"num_players": True},
+        {"variant": "speed"},
+        {"variant": None},
+        {"table_face_value": "high"},
+        {"colour": "red"},
+    ],
+)
+def test_bad_options_raise(options):
+    with pytest.raises(ValueError, match="allowed"):
+        easter.raw_env(**options)
+
+
+def test_same_seed_same_game():
+    def transcript(seed: int) -> list[str]:
+        game = make(4)
+        state = game.new_initial_state(np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        frames = [str(state)]
+        while not state.is_terminal():
+            state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+            frames.append(str(state))
+        return frames
+
+    assert transcript(3) == transcript(3) and transcript(3) != transcript(4)
+
+
+def test_configurations_cover_every_player_count_and_variant():
+    assert {(c["num_players"], c["variant"]) for c in easter.SPEC.configurations} == {
+        (n, v) for n in (2, 3, 4, 5) for v in ("standard", "secret_positions")
+    }
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+def test_docstring_layout_table_matches_the_layout(num_players):
+    layout = make(num_players).observation_layout
+    assert layout.size == 428 + 111 * num_players
+    documented = {}
+    for span, name in re.findall(r"^\| ([0-9N+ -]+) \| `(\w+)` \|", easter.__doc__, re.M):
+        parts = span.split(" - ") if " - " in span else span.split("-")
+        bounds = [eval(re.sub(r"(\d)N", r"\1*N", p), {"N": num_players}) for p in parts]
+        documented[name] = (bounds[0], bounds[-1])
+    assert documented == {
+        f.name: (f.start, f.stop - 1) for f in layout.fields.values()
+    }  # fmt: skip
+
+
+def test_action_names():
+    assert make(2).action_name(card_index("10H")) == "play 10H"
+    assert make(2).action_name(PLACE + 3) == "place at position 4"
+    secret = make(2, variant="secret_positions")
+    assert secret.action_name(2 * 52 + card_index("QS")) == "play QS with chip 3"
+    assert "blank" in secret.action_name(4 * 52 + card_index("AC"))
+
+
+# --- heuristic ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+def test_heuristic_beats_random(num_players, variant):
+    game = make(num_players, variant=variant)
+    lineup = [("heuristic", EasterCollectionHeuristic(game))] + [
+        ("random", easter.SPEC.agent_factory("random")(game))
+    ] * (num_players - 1)
+    records = seat_rotated(game, lineup, 120, seed=7)
+    assert np.mean(records["heuristic"].scores) > np.mean(records["random"].scores) + 2

@@ -1,0 +1,598 @@
+"""Förslag rules, observations and heuristic (RULES.md, section "Förslag")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import envs.forslag as forslag
+from envs.core.agents import RandomAgent
+from envs.core.game import IllegalActionError
+from envs.forslag.rules import (
+    DRAFT,
+    NUM_ACTIONS,
+    NUM_TYPES,
+    PLAY,
+    ForslagGame,
+    ForslagState,
+    card_name,
+    card_type,
+    largest_set,
+    score_boards,
+)
+from training.agents.forslag import ForslagHeuristic
+from training.tournament import seat_rotated
+
+MODES = ("in_turn", "simultaneous")
+CONFIGS = [(n, mode) for n in (3, 4, 5, 6) for mode in MODES]
+
+
+def card(name: str) -> int:
+    colour, shape = name.split()
+    return card_type(colour, shape)
+
+
+def make_game(n: int = 3, mode: str = "in_turn") -> ForslagGame:
+    return ForslagGame.from_options(num_players=n, board_play=mode)
+
+
+def new_state(n: int = 3, mode: str = "in_turn", seed: int = 0) -> ForslagState:
+    return make_game(n, mode).new_initial_state(np.random.default_rng(seed))
+
+
+def type_counts(cards: list[int]) -> np.ndarray:
+    return np.bincount(np.asarray(cards, dtype=np.int64), minlength=NUM_TYPES)
+
+
+def scripted(
+    n: int, game_card: str, hands: list[list[str]], start: int = 0, mode: str = "in_turn"
+) -> ForslagState:
+    """A fresh state with a chosen Game Card, hands and start player."""
+    state = new_state(n, mode)
+    state.game_card = card(game_card)
+    state.round_cards[:] = -1
+    state.round_cards[0] = state.game_card
+    state.start_player = start
+    state.hands[:] = 0
+    state.known[:] = 0
+    for seat, cards in enumerate(hands):
+        state.hands[seat] = type_counts([card(c) for c in cards])
+    return state
+
+
+def run_round(
+    state: ForslagState, pool: list[str], drafts: dict[int, str], plays: dict[int, str]
+) -> None:
+    """Replace the pool, then play one round with the given drafts and board cards."""
+    state.pool[:] = type_counts([card(c) for c in pool])
+    r = state.round
+    while state.round == r and not state.is_terminal():
+        choosers = state.to_act()
+        if state.phase == state.DRAFTING:
+            state.apply({p: DRAFT + card(drafts[p]) for p in choosers})
+        else:
+            state.apply({p: PLAY + card(plays[p]) for p in choosers})
+
+
+def random_step(state: ForslagState, rng: np.random.Generator) -> None:
+    state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+
+
+def empty_boards(n: int) -> np.ndarray:
+    return np.full((n, n), -1, dtype=np.int64)
+
+
+# --- options -----------------------------------------------------------------------
+
+
+def test_defaults_and_bad_options():
+    game = ForslagGame.from_options()
+    assert game.num_players == 4 and game.config.board_play == "in_turn"
+    assert game.num_actions == NUM_ACTIONS == 50
+    for bad in (2, 7, 3.0, "4", True):
+        with pytest.raises(ValueError, match="num_players.*allowed values: 3, 4, 5, 6"):
+            ForslagGame.from_options(num_players=bad)
+    for bad in ("together", None, 1):
+        with pytest.raises(ValueError, match="board_play.*'in_turn', 'simultaneous'"):
+            ForslagGame.from_options(board_play=bad)
+    with pytest.raises(ValueError, match="unknown option.*'rounds'.*allowed options"):
+        ForslagGame.from_options(rounds=3)
+
+
+def test_spec_covers_every_player_count_and_mode():
+    configs = {(c["num_players"], c["board_play"]) for c in forslag.SPEC.configurations}
+    assert configs == set(CONFIGS)
+    assert forslag.SPEC.aec_id == "hiddenhand/forslag-v0"
+    assert forslag.SPEC.gym_id == "hiddenhand/Forslag-v0"
+
+
+def test_action_names():
+    game = make_game()
+    assert game.action_name(0) == "draft red circle"
+    assert game.action_name(PLAY + 24) == "play purple heart"
+    assert card_name(card_type("blue", "star")) == "blue star"
+
+
+# --- setup -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_setup_sizes(n):
+    state = new_state(n, seed=n)
+    assert (state.hands.sum(axis=1) == 2).all()
+    assert state.known.sum() == 0
+    assert state.pool.sum() == n + 1
+    assert state.round_cards[0] == state.game_card and (state.round_cards[1:] == -1).all()
+    assert len(state.deck) == 50 - 2 * n - 1 - (n + 1)
+    assert (state.boards == -1).all() and state.round == 0
+    # The deck is 5 colours x 5 shapes x 2 copies: every card is somewhere.
+    everything = state.hands.sum(axis=0) + state.pool + type_counts(state.deck)
+    everything[state.game_card] += 1
+    assert (everything == 2).all()
+    assert state.game.num_rounds == n
+
+
+def test_start_player_is_drawn_from_the_seed():
+    starts = {new_state(4, seed=seed).start_player for seed in range(40)}
+    assert starts == {0, 1, 2, 3}
+    assert new_state(4, seed=7).start_player == new_state(4, seed=7).start_player
+
+
+# --- turn order --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_in_turn_order_and_start_player_passes_left(n):
+    state = new_state(n, "in_turn", seed=1)
+    rng = np.random.default_rng(1)
+    first = state.start_player
+    for r in range(n):
+        start = (first + r) % n
+        assert state.round == r and state.start_player == start
+        for k in range(n):
+            seat = (start + k) % n
+            assert state.to_act() == (seat,)
+            if state.phase == state.DRAFTING:
+                assert len(np.flatnonzero(state.pool)) > 1
+                assert (
+                    state.legal_mask(seat)[:PLAY].any() and not state.legal_mask(seat)[PLAY:].any()
+                )
+                random_step(state, rng)
+            # else: the pool held one card type and the draft was made for the seat.
+            assert state.to_act() == (seat,) and state.phase == state.PLAYING
+            assert state.hands[seat].sum() == 3
+            assert state.legal_mask(seat)[PLAY:].any() and not state.legal_mask(seat)[:PLAY].any()
+            assert not state.legal_mask((seat + 1) % n).any()
+            random_step(state, rng)
+            assert state.boards[seat, r] >= 0
+    assert state.is_terminal() and (state.boards >= 0).all()
+    assert (state.hands.sum(axis=1) == 2).all()
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_simultaneous_drafts_in_turn_then_all_play_together(n):
+    state = new_state(n, "simultaneous", seed=2)
+    rng = np.random.default_rng(2)
+    first = state.start_player
+    for r in range(n):
+        start = (first + r) % n
+        assert state.start_player == start
+        for k in range(n):
+            assert state.to_act() == ((start + k) % n,) and state.phase == state.DRAFTING
+            random_step(state, rng)
+        assert state.to_act() == tuple(range(n)) and state.phase == state.PLAYING
+        assert (state.boards[:, r] == -1).all()
+        assert all(state.legal_mask(p)[PLAY:].sum() >= 2 for p in range(n))
+        random_step(state, rng)
+        assert (state.boards[:, r] >= 0).all()
+    assert state.is_terminal()
+
+
+def test_simultaneous_play_needs_every_seat():
+    state = new_state(3, "simultaneous", seed=3)
+    rng = np.random.default_rng(3)
+    while state.phase == state.DRAFTING:
+        random_step(state, rng)
+    partial = {p: state.legal_actions(p)[0] for p in (0, 1)}
+    with pytest.raises(IllegalActionError, match="expected one action for each of players"):
+        state.apply(partial)
+    with pytest.raises(IllegalActionError, match="legal actions"):
+        state.apply({p: DRAFT for p in range(3)} | {0: DRAFT + 0})
+
+
+def test_drafting_moves_a_pool_card_into_hand_publicly():
+    state = scripted(
+        3, "red circle", [["red star", "blue star"], ["green star"] * 2, ["red heart"] * 2]
+    )
+    state.pool[:] = type_counts(
+        [card(c) for c in ("yellow square", "purple heart", "blue circle", "red square")]
+    )
+    state.apply({0: DRAFT + card("purple heart")})
+    assert state.pool[card("purple heart")] == 0 and state.pool.sum() == 3
+    assert state.hands[0, card("purple heart")] == 1 and state.hands[0].sum() == 3
+    game = state.game
+    for observer in (1, 2):
+        views = game.observation_layout.views(game.observation(state, observer))
+        row = (0 - observer) % 3
+        assert views["hands"][row].tolist() == type_counts([card("purple heart")]).tolist()
+    # The drafted card is played: it leaves the known part of the hand.
+    state.apply({0: PLAY + card("purple heart")})
+    assert state.known[0].sum() == 0 and state.boards[0, 0] == card("purple heart")
+
+
+def test_round_end_leftover_becomes_round_card_and_pool_refills():
+    state = scripted(
+        3, "red circle", [["red star", "blue star"], ["green star"] * 2, ["red heart"] * 2]
+    )
+    deck_before = len(state.deck)
+    run_round(
+        state,
+        ["yellow square", "purple heart", "blue circle", "red square"],
+        {0: "yellow square", 1: "purple heart", 2: "blue circle"},
+        {0: "red star", 1: "green star", 2: "red heart"},
+    )
+    assert state.round == 1 and state.start_player == 1
+    assert state.round_cards[1] == card("red square")
+    assert state.pool.sum() == 4 and len(state.deck) == deck_before - 4
+    assert state.to_act() == (1,) and state.phase == state.DRAFTING
+
+
+def test_six_players_short_deck():
+    state = new_state(6, "in_turn", seed=4)
+    rng = np.random.default_rng(4)
+    pools = []
+    while not state.is_terminal():
+        if state.turn == 0 and state.phase == state.DRAFTING and state.round == len(pools):
+            pools.append(int(state.pool.sum()))
+        random_step(state, rng)
+    # 30 cards after setup: four refills of 7, then the last 2 for round 6.
+    assert pools == [7, 7, 7, 7, 7, 2]
+    assert state.deck == [] and (state.boards >= 0).all()
+    # Round 6: the first two players drafted (hands back to 2), the other four only played.
+    hand_sizes = sorted(state.hands.sum(axis=1).tolist())
+    assert hand_sizes == [1, 1, 1, 1, 2, 2]
+
+
+def test_six_players_last_round_only_two_draft():
+    state = new_state(6, "simultaneous", seed=5)
+    rng = np.random.default_rng(5)
+    while state.round < 5:
+        random_step(state, rng)
+    start = state.start_player
+    assert state.pool.sum() == 2
+    seen = []
+    while state.phase == state.DRAFTING:
+        seen.append(state.to_act())
+        random_step(state, rng)
+    # The second drafter may get a forced draft (two identical cards left) made for them.
+    assert seen[0] == (start,) and len(seen) <= 2 and state.pool.sum() == 0
+    assert state.to_act() == tuple(range(6))
+
+
+def test_short_deck_without_leftover_leaves_no_round_card():
+    state = scripted(
+        4,
+        "red circle",
+        [["red star", "blue star"], ["green star"] * 2, ["red heart"] * 2, ["blue heart"] * 2],
+    )
+    run_round(
+        state,
+        ["yellow square", "purple heart", "blue circle", "red square", "green square"],
+        {0: "yellow square", 1: "purple heart", 2: "blue circle", 3: "red square"},
+        {0: "red star", 1: "green star", 2: "red heart", 3: "blue heart"},
+    )
+    assert state.round_cards[1] == card("green square")
+    # Round 2 with a pool of only 3: the fourth seat in order only plays, no card is left.
+    state.deck = [
+        card(c) for c in ("yellow star", "blue star", "red star", "green heart", "purple star")
+    ]
+    run_round(
+        state,
+        ["yellow heart", "purple square", "yellow triangle"],
+        {1: "yellow heart", 2: "purple square", 3: "yellow triangle"},
+        {1: "green star", 2: "red heart", 3: "blue heart", 0: "blue star"},
+    )
+    assert state.round == 2 and state.round_cards[2] == -1
+    assert state.pool.sum() == 5 and state.deck == []
+    # Round 3 has no Round Card: seat 2 (board red heart, red heart; hand blue circle, purple
+    # square) plays blue circle and scores only its Game Card match.
+    before = state.scores().copy()
+    state.apply({2: DRAFT + card("blue star")})
+    state.apply({2: PLAY + card("blue circle")})
+    assert state.boards[1, 2] == -1  # the right-hand neighbour has not played yet
+    assert state.scores()[2] - before[2] == 1
+    assert score_boards(state.boards, state.game_card, state.round_cards)[2] == state.scores()[2]
+
+
+def test_forced_draft_is_made_and_empty_pool_skipped():
+    state = scripted(
+        3, "red circle", [["red star", "blue star"], ["green star"] * 2, ["red heart"] * 2]
+    )
+    state.pool[:] = type_counts(
+        [card(c) for c in ("yellow square", "purple heart", "purple heart")]
+    )
+    state.apply({0: DRAFT + card("yellow square")})
+    state.apply({0: PLAY + card("red star")})
+    # Seat 1 drafts from a pool of one type: done for them; seat 1 plays next.
+    assert state.to_act() == (1,) and state.phase == state.PLAYING
+    assert state.hands[1, card("purple heart")] == 1 and state.pool.sum() == 1
+    state.apply({1: PLAY + card("green star")})
+    assert state.hands[2, card("purple heart")] == 1 and state.pool.sum() == 0
+    # A play from two identical cards is still asked (it would reveal the hidden pair).
+    state.hands[2] = type_counts([card("red heart")] * 2)
+    assert state.to_act() == (2,) and state.legal_actions(2) == [PLAY + card("red heart")]
+
+
+# --- scoring -----------------------------------------------------------------------
+
+
+def test_rulebook_worked_example_scores_14():
+    # Player 1's board: red square, green triangle, yellow square. Game Card red circle;
+    # Round Cards (leftovers) blue triangle then yellow star; right neighbour is seat 0.
+    state = scripted(
+        3,
+        "red circle",
+        [
+            ["blue star", "purple circle"],
+            ["red square", "green triangle"],
+            ["green heart", "purple star"],
+        ],
+    )
+    run_round(
+        state,
+        ["purple square", "yellow square", "blue heart", "blue triangle"],
+        {0: "purple square", 1: "yellow square", 2: "blue heart"},
+        {0: "blue star", 1: "red square", 2: "green heart"},
+    )
+    run_round(
+        state,
+        ["purple heart", "yellow circle", "green circle", "yellow star"],
+        {1: "purple heart", 2: "yellow circle", 0: "green circle"},
+        {1: "green triangle", 2: "purple star", 0: "purple circle"},
+    )
+    run_round(
+        state,
+        ["red heart", "red triangle", "blue square", "green square"],
+        {2: "red heart", 0: "red triangle", 1: "blue square"},
+        {2: "blue heart", 0: "purple square", 1: "yellow square"},
+    )
+    assert state.is_terminal()
+    assert [card_name(c) for c in state.round_cards] == [
+        "red circle",
+        "blue triangle",
+        "yellow star",
+    ]
+    # Card 1: 1 + 2; card 2: 2; card 3: 2 + 1 (purple square); largest set: 2 squares, 6.
+    assert state.scores()[1] == 14
+    assert score_boards(state.boards, state.game_card, state.round_cards)[1] == 14
+    assert state.hands[1].sum() == 2  # cards left in hand score nothing
+
+
+def boards_with(n: int, cards: dict[tuple[int, int], str]) -> np.ndarray:
+    boards = empty_boards(n)
+    for (seat, position), name in cards.items():
+        boards[seat, position] = card(name)
+    return boards
+
+
+def test_game_card_line_and_its_doubling():
+    round_cards = np.array([card("red circle"), card("purple heart"), -1])
+    gc = card("red circle")
+    # Position 1 (round 2): the Round Card is purple heart, matching neither card below.
+    one = score_boards(boards_with(3, {(0, 1): "red star"}), gc, round_cards)
+    both = score_boards(boards_with(3, {(0, 1): "red circle"}), gc, round_cards)
+    none = score_boards(boards_with(3, {(0, 1): "blue star"}), gc, round_cards)
+    assert one[0] - 3 == 1 and both[0] - 3 == 2 and none[0] - 3 == 0
+
+
+def test_round_card_line_and_its_doubling():
+    gc = card("red circle")
+    round_cards = np.array([gc, card("blue star"), card("green square")])
+    assert score_boards(boards_with(3, {(0, 1): "yellow star"}), gc, round_cards)[0] == 2 + 3
+    assert score_boards(boards_with(3, {(0, 1): "blue star"}), gc, round_cards)[0] == 4 + 3
+    # The Round Card of the card's own round: blue star at position 2 matches nothing.
+    assert score_boards(boards_with(3, {(0, 2): "blue star"}), gc, round_cards)[0] == 0 + 3
+
+
+def test_round_one_game_card_is_also_the_round_card():
+    gc = card("red circle")
+    round_cards = np.array([gc, -1, -1])
+    assert score_boards(boards_with(3, {(0, 0): "red star"}), gc, round_cards)[0] == 1 + 2 + 3
+    assert score_boards(boards_with(3, {(0, 0): "red circle"}), gc, round_cards)[0] == 2 + 4 + 3
+    state = scripted(
+        3, "red circle", [["red circle", "blue star"], ["green star"] * 2, ["green heart"] * 2]
+    )
+    state.pool[:] = type_counts([card(c) for c in ("yellow square", "purple heart", "blue heart")])
+    state.apply({0: DRAFT + card("yellow square")})
+    state.apply({0: PLAY + card("red circle")})
+    assert state.scores()[0] == 2 + 4 + 3
+
+
+def test_neighbour_line_is_seat_minus_one_at_the_same_position():
+    gc = card("red circle")
+    round_cards = np.array([gc, card("purple heart"), card("purple heart")])
+    # Seat 1's right-hand neighbour is seat 0; seat 2's card is seat 1's left neighbour.
+    right = score_boards(
+        boards_with(3, {(1, 1): "yellow star", (0, 1): "green star"}), gc, round_cards
+    )
+    assert right[1] == 1 + 3 and right[0] == 3
+    double = score_boards(
+        boards_with(3, {(1, 1): "yellow star", (0, 1): "yellow star"}), gc, round_cards
+    )
+    assert double[1] == 2 + 3
+    left = score_boards(
+        boards_with(3, {(1, 1): "yellow star", (2, 1): "green star"}), gc, round_cards
+    )
+    assert left[1] == 3 and left[2] == 1 + 3
+    other_position = score_boards(
+        boards_with(3, {(1, 1): "yellow star", (0, 2): "yellow star"}), gc, round_cards
+    )
+    assert other_position[1] == 3
+    # Seat 0's right-hand neighbour wraps round to the last seat.
+    wrap = score_boards(
+        boards_with(4, {(0, 1): "yellow star", (3, 1): "blue star"}), gc, np.array([gc, -1, -1, -1])
+    )
+    assert wrap[0] == 1 + 3 and wrap[3] == 3
+
+
+def test_neighbour_points_arrive_whenever_the_neighbour_plays():
+    state = scripted(
+        3,
+        "red circle",
+        [["green heart", "blue star"], ["yellow star", "blue star"], ["purple heart"] * 2],
+    )
+    state.pool[:] = type_counts(
+        [card(c) for c in ("yellow square", "purple square", "blue circle", "red square")]
+    )
+    state.apply({0: DRAFT + card("yellow square")})
+    state.apply({0: PLAY + card("blue star")})
+    before = state.scores()[1]
+    state.apply({1: DRAFT + card("purple square")})
+    state.apply({1: PLAY + card("yellow star")})  # matches seat 0's blue star by shape
+    assert state.scores()[1] - before == 1 + 3
+    assert state.scores()[0] == 3
+    state.apply({2: DRAFT + card("blue circle")})
+    state.apply({2: PLAY + card("blue circle")})  # seat 2's right neighbour is seat 1: no match
+    # Seat 0's right neighbour (seat 2) played after seat 0: seat 0 gains its point then.
+    assert state.scores().tolist() == [1 + 3, 1 + 3, 1 + 2 + 3]  # seat 2: Game+Round Card, set
+
+
+def test_largest_set_is_the_best_single_attribute():
+    board = [card(c) for c in ("red circle", "blue circle", "green circle", "red star")]
+    assert largest_set(board) == 3  # three circles beat two reds; colours and shapes never add
+    assert largest_set([card(c) for c in ("red circle", "red star", "red heart", "blue star")]) == 3
+    assert largest_set([card(c) for c in ("red circle", "blue star")]) == 1
+    assert largest_set([]) == 0
+    gc = card("purple heart")
+    boards = empty_boards(4)
+    boards[0] = board
+    assert score_boards(boards, gc, np.array([gc, -1, -1, -1]))[0] == 3 * 3
+
+
+@pytest.mark.parametrize("n, mode", CONFIGS)
+def test_running_score_is_the_full_scoring_of_the_boards(n, mode):
+    for seed in range(4):
+        state = new_state(n, mode, seed=seed)
+        rng = np.random.default_rng(seed)
+        while not state.is_terminal():
+            random_step(state, rng)
+            expected = score_boards(state.boards, state.game_card, state.round_cards)
+            assert state.scores().tolist() == expected.tolist()
+        assert (state.boards >= 0).all()
+
+
+# --- hidden information ----------------------------------------------------------
+
+
+def swap_hidden_card(state: ForslagState, seat: int) -> ForslagState | None:
+    """A copy where one of ``seat``'s dealt (undrafted) cards is swapped with a deck card."""
+    hidden = state.hands[seat] - state.known[seat]
+    for mine in np.flatnonzero(hidden):
+        for i, other in enumerate(state.deck):
+            if other != mine:
+                twin = state.clone()
+                twin.hands[seat, mine] -= 1
+                twin.hands[seat, other] += 1
+                twin.deck[i] = int(mine)
+                return twin
+    return None
+
+
+@pytest.mark.parametrize("n, mode", [(3, "in_turn"), (4, "simultaneous"), (6, "in_turn")])
+def test_no_observation_or_render_reveals_dealt_hand_cards(n, mode):
+    game = make_game(n, mode)
+    checked = 0
+    for seed in range(2):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        while not state.is_terminal():
+            for seat in range(n):
+                twin = swap_hidden_card(state, seat)
+                if twin is None:
+                    continue
+                checked += 1
+                assert str(twin) == str(state)
+                for observer in range(n):
+                    same = np.array_equal(
+                        game.observation(twin, observer), game.observation(state, observer)
+                    )
+                    assert same == (observer != seat)
+            random_step(state, rng)
+    assert checked > 10
+
+
+def test_unseen_counts_what_the_observer_has_not_seen():
+    game = make_game(4)
+    state = game.new_initial_state(np.random.default_rng(9))
+    rng = np.random.default_rng(9)
+    for _ in range(9):
+        random_step(state, rng)
+    for observer in range(4):
+        views = game.observation_layout.views(game.observation(state, observer))
+        hidden = type_counts(state.deck)
+        for seat in range(4):
+            if seat != observer:
+                hidden += state.hands[seat] - state.known[seat]
+        assert views["unseen"].tolist() == hidden.tolist()
+        assert views["hands"][0].tolist() == state.hands[observer].tolist()
+
+
+def test_observation_is_from_the_observers_seat():
+    game = make_game(4, "in_turn")
+    state = game.new_initial_state(np.random.default_rng(6))
+    rng = np.random.default_rng(6)
+    for _ in range(5):
+        random_step(state, rng)
+    for observer in range(4):
+        views = game.observation_layout.views(game.observation(state, observer))
+        for row in range(4):
+            seat = (observer + row) % 4
+            assert views["hands"][row, :].sum() == (
+                state.hands[seat].sum() if row == 0 else state.known[seat].sum()
+            )
+            for position in range(4):
+                cell = views["boards"][row, position]
+                played = state.boards[seat, position]
+                assert cell.sum() == (2 if played >= 0 else 0)
+                if played >= 0:
+                    assert cell[played // 5] == 1 and cell[5 + played % 5] == 1
+        assert views["start_player"][(state.start_player - observer) % 4] == 1
+        assert views["to_act"][(state.current_player - observer) % 4] == 1
+        assert (
+            views["scores"].tolist()
+            == state.scores()[[(observer + k) % 4 for k in range(4)]].tolist()
+        )
+        assert views["round"][state.round] == 1 and views["phase"][state.phase] == 1
+
+
+# --- documentation, determinism, speed -------------------------------------------
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_docstring_size_formula(n):
+    size = make_game(n).observation_layout.size
+    assert size == 10 * n * n + 39 * n + 62
+    assert f"{size} ({n}" in forslag.__doc__
+
+
+def test_same_seed_same_game():
+    def transcript(seed: int) -> list[str]:
+        state = new_state(5, "simultaneous", seed=seed)
+        rng = np.random.default_rng(seed)
+        frames = [str(state)]
+        while not state.is_terminal():
+            random_step(state, rng)
+            frames.append(str(state))
+        return frames
+
+    assert transcript(3) == transcript(3)
+    assert transcript(3) != transcript(4)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_heuristic_beats_random(n):
+    for mode in MODES:
+        game = make_game(n, mode)
+        lineup = [("heuristic", ForslagHeuristic(game))] + [("random", RandomAgent(game))] * (n - 1)
+        records = seat_rotated(game, lineup, 100, seed=n)
+        assert np.mean(records["heuristic"].scores) > np.mean(records["random"].scores) + 3
