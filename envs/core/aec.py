@@ -32,6 +32,13 @@ def _check_render_mode(render_mode: str | None) -> None:
         )
 
 
+def check_seed(seed: Any) -> None:
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
+    ):
+        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
+
+
 class _Seats:
     """What the AEC and parallel views share: agent names, spaces, seeding and the table."""
 
@@ -71,6 +78,7 @@ class _Seats:
 
     def _deal(self, seed: int | None) -> None:
         """A new game: ``seed`` restarts the env's RNG; without one the RNG runs on."""
+        check_seed(seed)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         self.table.reset(self._rng.spawn(1)[0])
@@ -140,13 +148,15 @@ class HiddenHandAEC(_Seats, AECEnv):
         if self.table.state is None:
             raise RuntimeError("reset() must be called before observe()")
         player = self.agent_ids[agent]
-        if agent == self.agent_selection and not self.terminations[agent]:
+        if agent == self.agent_selection and not self.terminations.get(agent, True):
             return self._observation(player, self.table.legal_mask(player))
         return self._observation(player, self.table.no_actions)
 
     def step(self, action: Any) -> None:
         if self.table.state is None:
             raise RuntimeError("reset() must be called before step()")
+        if not self.agents:
+            raise ValueError("the game is over and every agent has left; call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -154,7 +164,12 @@ class HiddenHandAEC(_Seats, AECEnv):
         try:
             revealed = self.table.commit(self.agent_ids[agent], action)  # raises, changing nothing
         except IllegalActionError:
-            if self.illegal_action == "raise" or not self.action_space(agent).contains(action):
+            in_space = (
+                isinstance(action, (int, np.integer))
+                and not isinstance(action, bool)
+                and 0 <= action < self.game.num_actions
+            )
+            if self.illegal_action == "raise" or not in_space:
                 raise
             self._penalize(agent)
             return
@@ -223,6 +238,15 @@ class HiddenHandParallel(_Seats, ParallelEnv):
         return self._views()
 
     def step(self, actions: dict[str, Any]):
+        if self.table.state is None:
+            raise RuntimeError("reset() must be called before step()")
+        if not self.agents:
+            raise ValueError("the game is over; call reset()")
+        unknown = sorted(set(actions) - set(self.agents))
+        if unknown:
+            raise ValueError(
+                f"actions for agents not in the game: {unknown}; agents: {self.agents}"
+            )
         choosers = self.table.choosers
         missing = [
             self.possible_agents[p] for p in choosers if self.possible_agents[p] not in actions

@@ -108,6 +108,29 @@ class State(abc.ABC):
     def clone(self) -> State:
         return copy.deepcopy(self)
 
+    def resample(self, player: int, rng: np.random.Generator) -> State:
+        """A determinisation: a full state that ``player`` cannot tell from this one.
+
+        Everything ``player`` has observed stays as it is; everything hidden from them
+        (other players' private cards, the order of the deck, other seats' hidden
+        arrangements) is drawn again at random, consistently with what they know. The
+        copy gets its own RNG from ``rng``, so future chance events differ too. Search
+        agents use it; the leak tests check that every view of ``player`` is the same
+        in the real state and in its determinisations. Games override it (the default
+        suits games without hidden state, such as Pico).
+        """
+        if self.game.has_hidden_state:
+            raise NotImplementedError(f"{type(self).__name__} does not implement resample()")
+        copy_ = self.clone()
+        copy_.rng = np.random.default_rng(rng.integers(2**63))
+        return copy_
+
+    def check_invariants(self) -> None:
+        """Raise AssertionError if the state is inconsistent (a card in two places, a
+        score that its pile does not explain ...). Games override it; the invariant
+        tests call it after every step of random games."""
+        return None
+
 
 @dataclasses.dataclass(frozen=True)
 class Config:
@@ -149,6 +172,11 @@ class Game(abc.ABC):
 
     name: ClassVar[str]
     config_class: ClassVar[type[Config]] = Config
+    #: Whether any player ever lacks information about the state outside a pending
+    #: simultaneous choice (hidden hands, deck order ...). Pico has none.
+    has_hidden_state: ClassVar[bool] = True
+    #: Upper bound on the decisions (actions, counting every chooser) in one game.
+    max_decisions: ClassVar[int]
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -171,6 +199,13 @@ class Game(abc.ABC):
 
     def action_name(self, action: int) -> str:
         return str(action)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The scratch buffer's views would not survive a copy as views: drop it, and the
+        # copy makes its own on first use.
+        state = self.__dict__.copy()
+        state.pop("_scratch", None)
+        return state
 
     def observation(self, state: State, player: int) -> np.ndarray:
         """The flat observation vector of ``player`` (a new array)."""

@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs.core.aec import RENDER_MODES, _check_render_mode
+from envs.core.aec import RENDER_MODES, _check_render_mode, check_seed
 from envs.core.agents import Agent
 from envs.core.game import Game, IllegalActionError
 from envs.core.spec import GameSpec, get_spec
@@ -100,6 +100,7 @@ class SingleAgentEnv(gym.Env):
 
     # --- gymnasium API ---------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_seed(seed)
         super().reset(seed=seed)
         self.table.reset(self.np_random.spawn(1)[0])
         n = self.game.num_players

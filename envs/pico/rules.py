@@ -135,6 +135,16 @@ class PicoState(State):
     def scores(self) -> np.ndarray:
         return self.total_scores.astype(np.float64)
 
+    def check_invariants(self) -> None:
+        n = self.game.num_players
+        assert (self.sets.sum(axis=0) + self.aside == DECK_COUNTS[n]).all(), "deck not conserved"
+        if not self.is_terminal():
+            for p in range(n):
+                held = self.hands[p] + self.won[p]
+                assert (held == self.sets[self.set_held_by(p)]).all(), f"seat {p} lost a card"
+                assert self.hands[p].sum() >= 2, f"seat {p} plays on with one card"
+        assert self.total_scores.sum() >= (self.won * self.game.card_points).sum()
+
     def __str__(self) -> str:
         def cards(count_row: np.ndarray) -> str:
             return (
@@ -164,11 +174,16 @@ class PicoGame(Game):
     name = "pico"
     config_class = PicoConfig
     num_actions = NUM_CARDS
+    has_hidden_state = False  # the aside card is face up: every hand is known
 
     def __init__(self, config: PicoConfig) -> None:
         super().__init__(config)
         self.card_points = np.array([config.points[v] for v in VALUES], dtype=np.int64)
         self.num_rounds = NUM_ROUNDS[config.num_players]
+        n, hand = config.num_players, HAND_SIZE[config.num_players]
+        # A reveal takes at least one card from a hand, and a round ends when a hand is
+        # down to one card: at most n * (hand - 2) + 1 reveals of n decisions a round.
+        self.max_decisions = self.num_rounds * (n * (hand - 2) + 1) * n
         self.observation_layout = observation.layout(self)
 
     def new_initial_state(self, rng: np.random.Generator) -> PicoState:
