@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from envs.core.agents import Agent
+from envs.core.agents import Agent, uses_observation
 from envs.core.game import Game
 
 
@@ -21,8 +21,10 @@ def play_game(game: Game, seats: Sequence[Agent], rng: np.random.Generator) -> n
     while not state.is_terminal():
         joint = {}
         for player in state.to_act():
+            agent = seats[player]
             mask = state.legal_mask(player).astype(np.int8)
-            joint[player] = seats[player].act(game.observation(state, player), mask, rng)
+            observation = game.observation(state, player) if uses_observation(agent) else None
+            joint[player] = agent.act(observation, mask, rng)
         state.apply(joint)
     return state.scores()
 

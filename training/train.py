@@ -28,7 +28,7 @@ import numpy as np
 import envs
 from envs.core.spec import get_spec
 from training.agents.policy import PolicyAgent, load_policy, policy_metadata, save_policy
-from training.tournament import mean_interval, seat_rotated
+from training.evaluate import head_to_head
 
 
 def arg(default: Any, help: str) -> Any:
@@ -155,20 +155,8 @@ def evaluate(agent, env_id: str, options: dict, opponent: str, games: int, seed:
     """The agent in one seat, ``opponent`` in every other, seat-rotated."""
     spec = get_spec(env_id)
     game = spec.make_game(**options)
-    lineup = [("agent", agent)] + [(opponent, spec.agent_factory(opponent)(game))] * (
-        game.num_players - 1
-    )
-    record = seat_rotated(game, lineup, games, seed=seed)["agent"]
-    win, win_ci = mean_interval(record.wins)
-    score, score_ci = mean_interval(record.scores)
-    return {
-        "opponent": opponent,
-        "games": games,
-        "win_rate": win,
-        "win_ci": win_ci,
-        "mean_score": score,
-        "score_ci": score_ci,
-    }
+    result = head_to_head(game, agent, spec.agent_factory(opponent)(game), games, seed=seed)
+    return {"opponent": opponent, "games": games, **result}
 
 
 def plot_curves(rows: list[dict], path: Path) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from envs.core.aec import RENDER_MODES, _check_render_mode, check_seed
-from envs.core.agents import Agent
+from envs.core.agents import Agent, uses_observation
 from envs.core.game import Game, IllegalActionError
 from envs.core.spec import GameSpec, get_spec
 from envs.core.table import Table
@@ -148,9 +148,9 @@ class SingleAgentEnv(gym.Env):
             for player in table.waiting_for():
                 if player == self.learner:
                     continue
-                action = self._opponent(player).act(
-                    table.observation(player), table.legal_mask(player), self.np_random
-                )
+                opponent = self._opponent(player)
+                observation = table.observation(player) if uses_observation(opponent) else None
+                action = opponent.act(observation, table.legal_mask(player), self.np_random)
                 revealed = table.commit(player, action)
                 if revealed is not None:
                     reward += revealed[self.learner]

@@ -23,7 +23,8 @@ class GameSpec:
     gym_name: str
     version: int = 0
     #: Agents by name -> ``"module:factory"``; ``factory(game) -> agent``. Loaded lazily so
-    #: that ``envs`` never imports ``training`` at import time. "random" is always present.
+    #: that ``envs`` never imports ``training`` at import time. "random" and "ppo" (the
+    #: shipped trained baseline) are always present.
     agents: dict[str, str] = field(default_factory=dict)
     #: Option sets that together cover the game (player counts, variants): the conformance
     #: suite and the benchmarks run each of them.
@@ -41,7 +42,11 @@ class GameSpec:
         return self.game_class.from_options(**options)
 
     def agent_factory(self, name: str) -> Callable[[Game], Any]:
-        entry_points = {"random": "envs.core.agents:RandomAgent", **self.agents}
+        entry_points = {
+            "random": "envs.core.agents:RandomAgent",
+            "ppo": "training.agents.policy:shipped_policy",
+            **self.agents,
+        }
         if name not in entry_points:
             raise ValueError(
                 f"unknown agent {name!r} for {self.aec_id}; allowed agents: "
@@ -63,6 +68,14 @@ def get_spec(env_id: str) -> GameSpec:
     if env_id not in _SPECS:
         raise ValueError(f"unknown env id {env_id!r}; registered ids: {', '.join(all_ids())}")
     return _SPECS[env_id]
+
+
+def spec_of(game: Game) -> GameSpec:
+    """The spec of a game instance."""
+    for spec in _SPECS.values():
+        if isinstance(game, spec.game_class):
+            return spec
+    raise ValueError(f"{type(game).__name__} is not a registered game")
 
 
 def all_ids() -> list[str]:

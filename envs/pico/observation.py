@@ -36,15 +36,20 @@ def layout(game: PicoGame) -> ObservationLayout:
     )
 
 
+def seat_orders(num_players: int) -> list[np.ndarray]:
+    """Per observer, the seats in observation order (own first, then going left)."""
+    return [np.array(relative_seats(p, num_players)) for p in range(num_players)]
+
+
 def encode(state: PicoState, player: int, views: dict[str, np.ndarray]) -> None:
-    seats = relative_seats(player, state.game.num_players)
+    seats = state.game.seat_orders[player]
     views["hand"][:] = state.hands[seats]
     views["won"][:] = state.won[seats]
     views["aside"][:] = state.aside
-    for row, seat in enumerate(seats):
-        if state.last_played[seat] >= 0:
-            views["last_played"][row, state.last_played[seat]] = 1
+    played = state.last_played[seats]
+    if played[0] >= 0:  # everyone plays in every reveal
+        views["last_played"][np.arange(len(seats)), played] = 1
     views["last_winners"][:] = state.last_winners[seats]
     views["scores"][:] = state.total_scores[seats]
-    if not state.is_terminal():
+    if state.round < state.game.num_rounds:
         views["round"][state.round] = 1

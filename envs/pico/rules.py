@@ -185,6 +185,7 @@ class PicoGame(Game):
         # down to one card: at most n * (hand - 2) + 1 reveals of n decisions a round.
         self.max_decisions = self.num_rounds * (n * (hand - 2) + 1) * n
         self.observation_layout = observation.layout(self)
+        self.seat_orders = observation.seat_orders(config.num_players)
 
     def new_initial_state(self, rng: np.random.Generator) -> PicoState:
         return PicoState(self, rng)

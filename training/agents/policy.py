@@ -15,7 +15,10 @@ from typing import Any
 import numpy as np
 
 from envs.core.game import Game
-from envs.core.spec import get_spec
+from envs.core.spec import get_spec, spec_of
+
+#: Trained baselines shipped with the package, one per game and player count.
+BASELINES = Path(__file__).resolve().parent.parent / "baselines"
 
 
 def policy_metadata(env_id: str, game: Game, options: dict[str, Any], **extra: Any) -> dict:
@@ -93,3 +96,16 @@ def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
             f"the env needs ({game.observation_layout.size},) / Discrete({game.num_actions})"
         )
     return PolicyAgent(model)
+
+
+def shipped_policy(game: Game) -> PolicyAgent:
+    """The shipped MaskablePPO baseline for ``game`` (``opponent="ppo"``)."""
+    spec = spec_of(game)
+    path = BASELINES / f"{spec.name}_{game.num_players}p.zip"
+    if not path.is_file():
+        shipped = sorted(p.stem for p in BASELINES.glob(f"{spec.name}_*.zip"))
+        raise ValueError(
+            f"no shipped baseline for {spec.aec_id} with {game.num_players} players; "
+            f"shipped: {', '.join(shipped) or 'none'}"
+        )
+    return load_policy(path, game, spec.aec_id)

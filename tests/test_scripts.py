@@ -1,0 +1,35 @@
+"""The command-line scripts run end to end (at small sizes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import envs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_script(*args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_soak_plays_every_id_without_errors():
+    out = run_script("scripts/soak.py", "--games", "40")
+    rows = [line for line in out.splitlines() if line.startswith("| hiddenhand/")]
+    assert len(rows) == len(envs.ids())
+    for row in rows:
+        assert row.split("|")[3].strip() == "0", row  # the errors column
+
+
+def test_heuristic_vs_random_script_reports_every_configuration():
+    out = run_script(
+        "scripts/heuristic_vs_random.py", "--env", "hiddenhand/pico-v0", "--games", "20"
+    )
+    rows = [line for line in out.splitlines() if line.startswith("| hiddenhand/pico-v0")]
+    assert len(rows) == 2 * len(envs.get_spec("hiddenhand/pico-v0").configurations)
