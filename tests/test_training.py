@@ -100,3 +100,46 @@ def test_training_smoke_on_every_id(env_id, tmp_path):
     for name in ("model.zip", "model.json", "config.json", "evaluations.csv", "learning_curve.png"):
         assert (run / name).is_file()
     assert json.loads((run / "model.json").read_text())["env_id"] == env_id
+
+
+@pytest.mark.parametrize(
+    "env_id, config",
+    [
+        ("hiddenhand/forslag-v0", {"num_players": 3}),
+        ("hiddenhand/pick_and_pack-v0", {}),
+        ("hiddenhand/pickup-v0", {"num_players": 2}),
+    ],
+)
+def test_learner_receives_its_loss_when_an_opponent_move_ends_the_game(env_id, config):
+    """A scripted opponent (always its last legal action) makes the move that ends the
+    game; the learner's last reward is its loss, counted in the step it took before."""
+    import gymnasium
+    import numpy as np
+
+    from envs.core.rewards import win_rewards
+
+    def scripted(observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[-1])
+
+    env = gymnasium.make(envs.get_spec(env_id).gym_id, opponent=scripted, seat=0, **config)
+    table = env.unwrapped.table
+    commit, enders = table.commit, []
+
+    def recording_commit(player, action):
+        revealed = commit(player, action)
+        if revealed is not None and table.terminal:
+            enders.append(player)
+        return revealed
+
+    table.commit = recording_commit
+    for seed in range(200):
+        enders.clear()
+        env.reset(seed=seed)
+        done, reward = False, 0.0
+        while not done:
+            _, reward, done, _, _ = env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+        outcome = win_rewards(table.state.scores())[0]
+        if enders and enders[0] != 0 and outcome < 0:
+            assert reward == pytest.approx(outcome)
+            return
+    raise AssertionError("no game in 200 ended on a winning opponent move")
