@@ -8,7 +8,7 @@ import pytest
 
 import envs
 from training import train as training_train
-from training.agents.policy import load_policy, policy_metadata, save_policy
+from training.agents.policy import BASELINES, load_policy, policy_metadata, save_policy
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +143,38 @@ def test_learner_receives_its_loss_when_an_opponent_move_ends_the_game(env_id, c
             assert reward == pytest.approx(outcome)
             return
     raise AssertionError("no game in 200 ended on a winning opponent move")
+
+
+SHIPPED = sorted(BASELINES.glob("*.zip"))
+
+
+def test_every_game_ships_a_baseline():
+    shipped_games = {json.loads(p.with_suffix(".json").read_text())["env_id"] for p in SHIPPED}
+    assert shipped_games >= {"hiddenhand/pico-v0"}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_baseline_loads_by_name_and_plays(path):
+    import numpy as np
+
+    from envs.core.agents import RandomAgent
+    from training.tournament import play_game
+
+    meta = json.loads(path.with_suffix(".json").read_text())
+    spec = envs.get_spec(meta["env_id"])
+    game = spec.make_game(**meta["options"])
+    agent = spec.agent_factory("ppo")(game)
+    scores = play_game(
+        game, [agent] + [RandomAgent(game)] * (game.num_players - 1), np.random.default_rng(0)
+    )
+    assert len(scores) == game.num_players
+    assert path.stat().st_size < 1_000_000
+
+
+def test_a_missing_baseline_is_a_clear_error(monkeypatch, tmp_path):
+    import training.agents.policy as policy
+
+    monkeypatch.setattr(policy, "BASELINES", tmp_path)  # nothing shipped here
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    with pytest.raises(ValueError, match="no shipped baseline for hiddenhand/pico-v0 with 3"):
+        spec.agent_factory("ppo")(spec.make_game(num_players=3))

@@ -16,7 +16,7 @@ import argparse
 import csv
 import dataclasses
 import json
-import sys
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +82,19 @@ def parse_args(argv: list[str] | None = None) -> Args:
             kind = {"int": int, "float": float, "str": str, "int | None": int}[f.type]
             parser.add_argument(flag, type=kind, default=f.default, help=f.metadata["help"])
     return Args(**vars(parser.parse_args(argv)))
+
+
+def command_line(args: Args) -> str:
+    """The command that reproduces ``args`` (every field spelled out)."""
+    words = ["python", "-m", "training.train"]
+    for f in dataclasses.fields(Args):
+        value = getattr(args, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            words.append(flag if value else "--no-" + f.name.replace("_", "-"))
+        elif value is not None and value != "":
+            words += [flag, str(value)]
+    return shlex.join(words)
 
 
 def game_options(args: Args) -> dict[str, Any]:
@@ -203,7 +216,7 @@ def train(args: Args) -> Path:
     run = Path(args.run_dir) / (args.run_name or f"{spec.name}-{game.num_players}p-seed{args.seed}")
     snapshots = run / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
-    config = dataclasses.asdict(args) | {"command": " ".join(sys.argv)}
+    config = dataclasses.asdict(args) | {"command": command_line(args)}
     (run / "config.json").write_text(json.dumps(config, indent=2))
 
     vec_class = SubprocVecEnv if args.subproc else DummyVecEnv

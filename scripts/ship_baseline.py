@@ -1,0 +1,36 @@
+"""Copy a training run's model into training/baselines as the shipped agent.
+
+    python scripts/ship_baseline.py runs/pico-2p-seed0
+
+The copy drops the optimizer's running statistics (a shipped policy only plays),
+which makes it about three times smaller, and is saved as
+``training/baselines/<game>_<N>p.zip`` with its metadata (env, spaces, command,
+training steps and time) beside it; ``opponent="ppo"`` then loads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+from sb3_contrib import MaskablePPO
+
+from training.agents.policy import BASELINES, save_policy
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="a run folder made by training.train")
+    args = parser.parse_args()
+    metadata = json.loads((args.run / "model.json").read_text())
+    model = MaskablePPO.load(args.run / "model.zip", device="cpu")
+    model.policy.optimizer = torch.optim.Adam(model.policy.parameters())  # no statistics
+    game = metadata["env_id"].split("/")[1].rsplit("-v", 1)[0]
+    path = save_policy(model, BASELINES / f"{game}_{metadata['num_players']}p", metadata)
+    print(f"{path} ({path.stat().st_size / 1024:.0f} KiB)")
+
+
+if __name__ == "__main__":
+    main()
