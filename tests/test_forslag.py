@@ -24,6 +24,7 @@ from training.agents.forslag import ForslagHeuristic
 from training.tournament import seat_rotated
 
 MODES = ("in_turn", "simultaneous")
+COPIES_EACH = 2  # copies of each card type in the deck
 CONFIGS = [(n, mode) for n in (3, 4, 5, 6) for mode in MODES]
 
 
@@ -596,3 +597,345 @@ def test_heuristic_beats_random(n):
         lineup = [("heuristic", ForslagHeuristic(game))] + [("random", RandomAgent(game))] * (n - 1)
         records = seat_rotated(game, lineup, 100, seed=n)
         assert np.mean(records["heuristic"].scores) > np.mean(records["random"].scores) + 3
+
+
+# --- determinisation, invariants, copies -----------------------------------------
+
+
+def reference_observation(state: ForslagState, player: int) -> np.ndarray:
+    """The observation written the plain way, from the rules fields (the encoder is fast)."""
+    game = state.game
+    n = game.num_players
+    flat = game.observation_layout.zeros()
+    views = game.observation_layout.views(flat)
+    seats = [(player + k) % n for k in range(n)]
+    rows = np.zeros((NUM_TYPES + 1, 10), dtype=np.float32)
+    for t in range(NUM_TYPES):
+        rows[t, t // 5] = rows[t, 5 + t % 5] = 1
+    views["hands"][:] = state.known[seats]
+    views["hands"][0] = state.hands[player]
+    views["pool"][:] = state.pool
+    unseen = type_counts(state.deck)
+    for seat in range(n):
+        if seat != player:
+            unseen += state.hands[seat] - state.known[seat]
+    views["unseen"][:] = unseen
+    views["game_card"][:] = rows[state.game_card]
+    views["round_cards"][:] = rows[state.round_cards]
+    views["boards"][:] = rows[state.boards[seats]]
+    views["scores"][:] = score_boards(state.boards, state.game_card, state.round_cards)[seats]
+    if not state.is_terminal():
+        views["round"][state.round] = 1
+        views["start_player"][seats.index(state.start_player)] = 1
+        for seat in state.to_act():
+            views["to_act"][seats.index(seat)] = 1
+        views["phase"][state.phase] = 1
+    return flat
+
+
+@pytest.mark.parametrize("n, mode", CONFIGS)
+def test_fast_encoder_and_bookkeeping_match_the_plain_definitions(n, mode):
+    game = make_game(n, mode)
+    for seed in range(3):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        while True:
+            state.check_invariants()
+            for player in range(n):
+                expected = reference_observation(state, player)
+                assert np.array_equal(game.observation(state, player), expected)
+            if state.is_terminal():
+                break
+            random_step(state, rng)
+
+
+def mid_game(n: int = 4, mode: str = "in_turn", seed: int = 3, steps: int = 7) -> ForslagState:
+    state = new_state(n, mode, seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        random_step(state, rng)
+    state.check_invariants()
+    return state
+
+
+def first_of(counts: np.ndarray) -> int:
+    return int(np.flatnonzero(counts)[0])
+
+
+def duplicate_a_hand_card(s: ForslagState) -> None:
+    s.hands[0, first_of(s.hands[0])] += 1
+
+
+def deal_a_deck_card_into_a_hand(s: ForslagState) -> None:
+    s.hands[1, s.deck.pop()] += 1  # every card still in one place, but one too many in hand
+
+
+def claim_a_drafted_card_not_in_hand(s: ForslagState) -> None:
+    s.known[0, first_of(s.hands[0] == 0)] += 1
+
+
+def forget_a_revealed_card(s: ForslagState) -> None:
+    s.unrevealed[first_of(s.pool)] += 1
+
+
+def a_future_round_card(s: ForslagState) -> None:
+    card = first_of(s.pool)
+    s.pool[card] -= 1
+    s.round_cards[s.round + 1] = card
+
+
+def wrong_first_round_card(s: ForslagState) -> None:
+    s.round_cards[0] = (s.game_card + 1) % NUM_TYPES
+
+
+def turn_a_deck_card_face_up(s: ForslagState) -> None:
+    card = s.deck.pop()
+    s.pool[card] += 1
+    s.unrevealed[card] -= 1
+
+
+def draft_without_a_turn(s: ForslagState) -> None:
+    card = first_of(s.pool)
+    s.pool[card] -= 1
+    s.hands[0, card] += 1
+    s.known[0, card] += 1
+
+
+def take_back_a_board_card(s: ForslagState) -> None:
+    seat = int(np.flatnonzero(s.boards[:, 0] >= 0)[0])
+    card = int(s.boards[seat, 0])
+    s.boards[seat, 0] = -1
+    s.hands[seat, card] += 1
+    s.unrevealed[card] += 1
+
+
+def add_a_point(s: ForslagState) -> None:
+    s.totals[0] += 1
+
+
+def blank_a_board_one_hot(s: ForslagState) -> None:
+    s.board_features[: s.game.num_players][s.boards >= 0] = 0
+
+
+def blank_the_second_copy_of_the_boards(s: ForslagState) -> None:
+    s.board_features[s.game.num_players :] = 0
+
+
+def add_a_point_to_the_second_copy(s: ForslagState) -> None:
+    s.totals[s.game.num_players] += 1
+
+
+def miscount_an_attribute(s: ForslagState) -> None:
+    s.attribute_counts[0][0] += 1
+
+
+def overstate_a_largest_set(s: ForslagState) -> None:
+    s.largest[0] += 1
+
+
+def negative_pool(s: ForslagState) -> None:
+    s.pool[first_of(s.pool == 0)] = -1
+
+
+def turn_out_of_range(s: ForslagState) -> None:
+    s.turn = s.game.num_players + 1
+
+
+@pytest.mark.parametrize(
+    "breaker, message",
+    [
+        (duplicate_a_hand_card, "cards per type"),
+        (deal_a_deck_card_into_a_hand, "deck of"),
+        (claim_a_drafted_card_not_in_hand, "drafted card is not in its hand"),
+        (forget_a_revealed_card, "unrevealed copies"),
+        (a_future_round_card, "Round Card from the future"),
+        (wrong_first_round_card, "not the Game Card"),
+        (turn_a_deck_card_face_up, "deck of"),
+        (draft_without_a_turn, "pool of"),
+        (take_back_a_board_card, "board cards, not"),
+        (add_a_point, "running scores"),
+        (blank_a_board_one_hot, "board one-hots"),
+        (blank_the_second_copy_of_the_boards, "board one-hots"),
+        (add_a_point_to_the_second_copy, "running scores"),
+        (miscount_an_attribute, "attribute counts"),
+        (overstate_a_largest_set, "player 0's set"),
+        (negative_pool, "negative count in pool"),
+        (turn_out_of_range, "turn"),
+    ],
+)
+def test_check_invariants_catches_each_broken_invariant(breaker, message):
+    state = mid_game()
+    broken = state.clone()
+    breaker(broken)
+    with pytest.raises(AssertionError, match=message):
+        broken.check_invariants()
+    state.check_invariants()  # the clone was broken, not the original
+
+
+def test_hand_size_invariant_counts_drafts_and_plays():
+    # Pass a dealt card from one hand to another: every card is still in one place and
+    # nothing public changed, but the hand sizes no longer follow from drafts and plays.
+    state = mid_game(steps=4)
+    giver = int(np.flatnonzero((state.hands - state.known).sum(1))[0])
+    dealt = first_of(state.hands[giver] - state.known[giver])
+    state.hands[giver, dealt] -= 1
+    state.hands[(giver + 1) % 4, dealt] += 1
+    with pytest.raises(AssertionError, match=r"holds \d cards after \d drafts and \d plays"):
+        state.check_invariants()
+
+
+def dealt_state(n: int, game_card: str, hands: list[list[str]], pool: list[str]) -> ForslagState:
+    """A consistent fresh deal (seat 0 starts): the deck is every other card, shuffled."""
+    state = scripted(n, game_card, hands)
+    state.pool[:] = type_counts([card(c) for c in pool])
+    public = state.pool.copy()
+    public[state.game_card] += 1
+    rest = COPIES_EACH - public - state.hands.sum(0)
+    state.deck = (
+        np.random.default_rng(0).permutation(np.repeat(np.arange(NUM_TYPES), rest)).tolist()
+    )
+    state.unrevealed[:] = COPIES_EACH - public
+    state.check_invariants()
+    return state
+
+
+def test_resample_on_a_scripted_position():
+    # Four players; seat 0 starts. After seat 0 and seat 1 have drafted and played, seat 2
+    # drafts: everyone has seen seat 2's draft, not seat 2's or seat 3's dealt cards.
+    state = dealt_state(
+        4,
+        "red circle",
+        [
+            ["red star", "blue star"],
+            ["green star", "green heart"],
+            ["yellow heart", "purple star"],
+            ["blue circle", "blue square"],
+        ],
+        ["yellow square", "purple heart", "green circle", "red square", "red heart"],
+    )
+    state.apply({0: DRAFT + card("yellow square")})
+    state.apply({0: PLAY + card("red star")})
+    state.apply({1: DRAFT + card("purple heart")})
+    state.apply({1: PLAY + card("green star")})
+    state.apply({2: DRAFT + card("green circle")})
+    game = state.game
+    before = str(state), [game.observation(state, p).tobytes() for p in range(4)]
+
+    rng = np.random.default_rng(0)
+    seat3_hands, deck_tops, next_draws, seat3_views = set(), set(), set(), set()
+    for _ in range(30):
+        sample = state.resample(0, rng)
+        sample.check_invariants()
+        # Fixed: the observer's hand, every drafted card, the pool, boards, Match Board, sizes.
+        assert sample.hands[0].tolist() == state.hands[0].tolist()
+        assert sample.known.tolist() == state.known.tolist()
+        assert sample.pool.tolist() == state.pool.tolist()
+        assert sample.boards.tolist() == state.boards.tolist()
+        assert sample.round_cards.tolist() == state.round_cards.tolist()
+        assert sample.hands.sum(1).tolist() == state.hands.sum(1).tolist()
+        assert len(sample.deck) == len(state.deck)
+        assert sample.hands[1, card("purple heart")] >= 1  # drafted in view: still there
+        assert sample.hands[2, card("green circle")] >= 1
+        # Conserved: the multiset of cards seat 0 has not seen.
+        assert unseen_by(sample, 0) == unseen_by(state, 0)
+        assert game.observation(sample, 0).tobytes() == before[1][0]
+        assert str(sample) == before[0]
+        # Moved: the others' dealt cards and the deck order; the copy has its own RNG.
+        seat3_hands.add(tuple(sample.hands[3].tolist()))
+        seat3_views.add(game.observation(sample, 3).tobytes())
+        deck_tops.add(tuple(sample.deck[-5:]))
+        next_draws.add(int(sample.rng.integers(2**32)))
+    assert len(seat3_hands) > 5 and len(seat3_views) > 5
+    assert len(deck_tops) > 5 and len(next_draws) == 30
+    # The real state is untouched.
+    assert (str(state), [game.observation(state, p).tobytes() for p in range(4)]) == before
+    # Seat 3's own determinisation keeps seat 3's dealt cards and moves seat 0's.
+    seat0_hands = set()
+    for _ in range(10):
+        sample = state.resample(3, rng)
+        assert sample.hands[3].tolist() == state.hands[3].tolist()
+        seat0_hands.add(tuple(sample.hands[0].tolist()))
+    assert len(seat0_hands) > 1
+
+
+def unseen_by(state: ForslagState, player: int) -> list[int]:
+    """Counts of the cards ``player`` has not seen: the deck and the others' dealt cards."""
+    hidden = type_counts(state.deck)
+    for seat in range(state.game.num_players):
+        if seat != player:
+            hidden += state.hands[seat] - state.known[seat]
+    return hidden.tolist()
+
+
+def test_clone_is_independent_and_continues_identically():
+    state = mid_game(5, "simultaneous", seed=8, steps=6)
+    twin = state.clone()
+    # No mutable field is shared (clone copies field by field, so a new field must be added).
+    mutable = [name for name, value in vars(state).items() if isinstance(value, (list, np.ndarray))]
+    assert set(ForslagState.ARRAYS) < set(mutable)
+    for name in mutable:
+        assert getattr(twin, name) is not getattr(state, name), name
+    rows = zip(twin.attribute_counts, state.attribute_counts, strict=True)
+    assert all(a is not b for a, b in rows)
+    assert twin.game is state.game and twin.rng is not state.rng
+    rng_a, rng_b = np.random.default_rng(1), np.random.default_rng(1)
+    while not state.is_terminal():
+        random_step(state, rng_a)
+        random_step(twin, rng_b)
+        assert str(twin) == str(state)
+        assert twin.hands.tolist() == state.hands.tolist() and twin.deck == state.deck
+    assert twin.rng.integers(2**32) == state.rng.integers(2**32)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_max_decisions_bounds_every_game(n):
+    for mode in MODES:
+        game = make_game(n, mode)
+        assert game.max_decisions == 2 * n * n
+        for seed in range(5):
+            state = game.new_initial_state(np.random.default_rng(seed))
+            rng = np.random.default_rng(seed)
+            decisions = 0
+            while not state.is_terminal():
+                decisions += len(state.to_act())
+                random_step(state, rng)
+            # Every round: at most one draft and one board card per seat.
+            assert n * n <= decisions <= game.max_decisions
+    assert "2N²" in forslag.__doc__
+
+
+def heuristic_choice(agent: ForslagHeuristic, state: ForslagState, seed: int = 0) -> int:
+    game = state.game
+    (player,) = state.to_act()
+    observation = game.observation(state, player)
+    return agent.act(
+        observation, state.legal_mask(player).astype(np.int8), np.random.default_rng(seed)
+    )
+
+
+@pytest.mark.parametrize("pool_has_red", [True, False])
+def test_heuristic_reads_the_match_board_and_the_right_hand_neighbour(pool_has_red):
+    state = scripted(
+        3,
+        "red circle",
+        [["blue star", "green circle"], ["yellow star", "green heart"], ["purple heart"] * 2],
+    )
+    pool = ["purple square", "yellow triangle", "blue heart"] + (
+        ["red square"] if pool_has_red else ["green square"]
+    )
+    state.pool[:] = type_counts([card(c) for c in pool])
+    state.apply({0: DRAFT + card("purple square")})
+    state.apply({0: PLAY + card("blue star")})
+    agent = ForslagHeuristic(state.game)
+    choice = heuristic_choice(agent, state)
+    if pool_has_red:
+        # Red square matches the Game Card, which is also round 1's Round Card: 3 points.
+        assert choice == DRAFT + card("red square")
+        state.apply({1: choice})
+        assert heuristic_choice(agent, state) == PLAY + card("red square")
+    else:
+        state.apply({1: DRAFT + card("green square")})
+        # Nothing matches the Match Board; yellow star matches seat 0's blue star (shape).
+        # (Every seed: the tie-breaking noise must not decide it.)
+        for seed in range(5):
+            assert heuristic_choice(agent, state, seed) == PLAY + card("yellow star")

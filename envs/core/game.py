@@ -106,7 +106,8 @@ class State(abc.ABC):
         self._apply(checked)
 
     def clone(self) -> State:
-        return copy.deepcopy(self)
+        """An independent copy of the state; the (immutable) game is shared, not copied."""
+        return copy.deepcopy(self, {id(self.game): self.game})
 
     def resample(self, player: int, rng: np.random.Generator) -> State:
         """A determinisation: a full state that ``player`` cannot tell from this one.

@@ -73,6 +73,19 @@ the cards played so far plus 3 per card of the current Largest Set), so with
 points a seat earns when its left-hand neighbour plays a matching card; at the end it
 is the full score.
 
+## Game length
+
+At most `2N²` decisions (`max_decisions`): each of the `N` rounds asks every seat for
+at most one draft and one board card (forced drafts are not asked).
+
+## Determinisation
+
+`state.resample(player, rng)` keeps everything `player` has seen: their own hand, the
+pool, the boards, the Match Board and the cards each seat drafted and still holds.
+The cards they have not seen, the deck and the other seats' dealt cards still in
+hand, are shuffled together and dealt back: each seat keeps its number of hidden
+cards and the rest is the new deck order. The copy gets its own RNG.
+
 ## Rules decisions
 
 - Deck (RULES.md): 5 colours × 5 shapes × 2 copies; the colour and shape names are

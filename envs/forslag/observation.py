@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.core.game import relative_seats
 from envs.core.observation import ObservationLayout
 
 if TYPE_CHECKING:
@@ -71,22 +70,28 @@ def layout(game: ForslagGame) -> ObservationLayout:
 
 
 def encode(state: ForslagState, player: int, views: dict[str, np.ndarray]) -> None:
-    n = state.game.num_players
-    seats = relative_seats(player, n)
+    game = state.game
+    n = game.num_players
+    # Rows from the observer's seat: the state keeps the boards and scores twice over, so
+    # they are one slice; the drafted cards are two (no index arrays, no temporaries).
     hands = views["hands"]
-    hands[:] = state.known[seats]
+    hands[: n - player] = state.known[player:]
+    hands[n - player :] = state.known[:player]
     hands[0] = state.hands[player]
+    views["boards"][:] = state.board_features[player : player + n]
+    views["scores"][:] = state.totals[player : player + n]
     views["pool"][:] = state.pool
-    # Unseen: neither public nor among the observer's own undrafted cards.
-    views["unseen"][:] = 2 - state.revealed - state.hands[player] + state.known[player]
+    # Unseen: not public and not among the observer's own dealt cards.
+    unseen = views["unseen"]
+    np.subtract(state.unrevealed, state.hands[player], out=unseen, casting="unsafe")
+    np.add(unseen, state.known[player], out=unseen, casting="unsafe")
     views["game_card"][:] = ATTRIBUTE_ROWS[state.game_card]
-    views["round_cards"][:] = ATTRIBUTE_ROWS[state.round_cards]
-    views["boards"][:] = ATTRIBUTE_ROWS[state.boards[seats]]
-    views["scores"][:] = state.scores()[seats]
-    if state.is_terminal():
+    ATTRIBUTE_ROWS.take(state.round_cards, axis=0, out=views["round_cards"])
+    if state.round >= game.num_rounds:
         return
     views["round"][state.round] = 1
     views["start_player"][(state.start_player - player) % n] = 1
+    to_act = views["to_act"]
     for seat in state.to_act():
-        views["to_act"][(seat - player) % n] = 1
+        to_act[(seat - player) % n] = 1
     views["phase"][state.phase] = 1
