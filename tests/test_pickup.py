@@ -42,7 +42,7 @@ def set_table(
     """Script a deal: the hands, the pool and the score piles (face values)."""
     for seat, hand in enumerate(hands):
         state.hands[seat] = cards(*hand)
-    state.pool[:] = cards(*pool)
+    state.pool = cards(*pool).tolist()
     for seat, pile in enumerate(piles or [()] * len(hands)):
         state.piles[seat] = cards(*pile)
 
@@ -76,7 +76,7 @@ def test_hand_sizes_and_number_of_rounds(num_players):
     assert HAND_SIZE[num_players] == expected
     state = new_state(num_players, seed=num_players)
     assert state.hands.sum(axis=1).tolist() == [expected] * num_players
-    assert state.pool.sum() == POOL_SIZE
+    assert sum(state.pool) == POOL_SIZE
     rng = np.random.default_rng(0)
     reveals = 0
     while not state.is_terminal():
@@ -85,7 +85,7 @@ def test_hand_sizes_and_number_of_rounds(num_players):
             reveals += 1
             assert state.round == reveals - 1
             assert state.hands.sum(axis=1).tolist() == [expected - reveals + 1] * num_players
-            assert state.pool.sum() == POOL_SIZE  # a fresh pool of five each round
+            assert sum(state.pool) == POOL_SIZE  # a fresh pool of five each round
         state.apply({p: int(rng.choice(state.legal_actions(p))) for p in choosers})
     assert reveals == expected
     assert state.hands.sum() == 0
@@ -96,7 +96,7 @@ def test_cards_used_and_six_players_use_the_whole_deck(num_players):
     state = new_state(num_players, seed=1)
     size = HAND_SIZE[num_players]
     # Every card is somewhere: hands, pool or stock.
-    total = state.hands.sum(axis=0) + state.pool + counts(state.stock, NUM_RANKS)
+    total = state.hands.sum(axis=0) + np.array(state.pool) + counts(state.stock, NUM_RANKS)
     assert total.tolist() == DECK_COUNTS.tolist()
     used = size * (num_players + POOL_SIZE)
     assert used <= 55
@@ -128,12 +128,12 @@ def test_rulebook_worked_example_pool_10_9_8_8_two_8s_played():
     # seat 0 (first to its left) acts before seat 1 — with the round's starting last actor
     # (seat 0) it would have been seat 1.
     assert state.acted == [2, 0, 1]
-    assert state.took.tolist() == [7, 7, 1]
+    assert state.took == [7, 7, 1]
     assert pile(state, 2) == [2, 5]  # seat 2's 8 knocked out
     assert pile(state, 0) == [8, 8]  # its own 8 stays: knockouts spare the taker
     assert pile(state, 1) == [4, 8]  # its old 8 knocked out, the played 8 stacked
-    assert state.stacked.tolist() == [False, True, False]
-    assert state.leftover.tolist() == cards(10, 9).tolist()  # the pool was 10-9
+    assert state.stacked == [False, True, False]
+    assert state.leftover == cards(10, 9).tolist()  # the pool was 10-9
     assert state.scores().tolist() == [16.0, 12.0, 7.0]
     assert state.last_actor == 1
 
@@ -174,7 +174,7 @@ def test_most_recent_actor_updates_after_every_action():
     # Seat 2's 1 acts first (stacks); the tie of 5s then starts left of seat 2, not of
     # seat 0: seat 3 takes the 5, seat 1 stacks its 5, and the 9 finds nothing and stacks.
     assert state.acted == [2, 3, 1, 0]
-    assert state.stacked.tolist() == [True, True, True, False]
+    assert state.stacked == [True, True, True, False]
     assert [pile(state, s) for s in range(4)] == [[9], [5], [1], [5]]
 
 
@@ -215,7 +215,7 @@ def test_pickup_choice_is_a_step_of_its_own_when_several_ranks_are_eligible():
     assert np.flatnonzero(state.legal_mask(2)).tolist() == [2, 8, 9]
     state.apply({2: 2})  # takes the 3: its own 3 stays
     assert pile(state, 2) == [3, 3]
-    assert state.leftover.tolist() == cards(9, 10).tolist()
+    assert state.leftover == cards(9, 10).tolist()
     assert state.to_act() == (0, 1, 2) and state.round == 2
 
 
@@ -227,22 +227,22 @@ def test_single_eligible_rank_is_picked_up_without_asking_even_if_poor():
     play(state, p0=10, p1=1)
     assert pile(state, 1) == [1]
     assert pile(state, 0) == [10]
-    assert state.leftover.sum() == 0  # the other 10s were knocked out of the pool
-    assert not state.stacked.any()
+    assert sum(state.leftover) == 0  # the other 10s were knocked out of the pool
+    assert not any(state.stacked)
 
 
 def test_pickup_is_compulsory_with_an_eligible_card():
     state = new_state(2)
     state.round, state.last_actor = 1, 1
     set_table(state, hands=[(10, 2), (9, 2)], pool=(1, 10, 10, 10, 10))
-    nines_seen = state.public_seen[8]
+    nines_unshown = state.unshown[8]
     play(state, p0=10, p1=9)
     # The 9 acts first and must pick up the 1 rather than stack itself; the played 9 is
     # discarded. The 10 then takes a 10, knocking out the rest of the 10s.
     assert pile(state, 1) == [1]
     assert pile(state, 0) == [10]
     # The discarded 9 was seen (the next round's fresh pool may show more 9s).
-    assert state.public_seen[8] - state.pool[8] == nines_seen + 1
+    assert state.unshown[8] + state.pool[8] == nines_unshown - 1
 
 
 def test_stacking_with_no_eligible_card_knocks_nothing_out():
@@ -258,7 +258,7 @@ def test_stacking_with_no_eligible_card_knocks_nothing_out():
     # The 4 finds nothing <= 4 and stacks; the others' 4s stay. Seat 1's 9 takes the 8;
     # seat 2's 9 then finds nothing <= 9 and stacks.
     assert state.acted == [0, 1, 2]
-    assert state.stacked.tolist() == [True, False, True]
+    assert state.stacked == [True, False, True]
     assert pile(state, 0) == [4]
     assert pile(state, 1) == [4, 8]
     assert pile(state, 2) == [4, 4, 9]
@@ -272,9 +272,9 @@ def test_stacking_with_an_empty_pool():
     # Seat 0 takes a 2 and knocks out the other four: the pool is empty for the rest.
     assert state.acted == [0, 1, 2]
     assert pile(state, 0) == [2]
-    assert state.stacked.tolist() == [False, True, True]
+    assert state.stacked == [False, True, True]
     assert pile(state, 1) == [2] and pile(state, 2) == [3]
-    assert state.leftover.sum() == 0
+    assert sum(state.leftover) == 0
 
 
 def test_stacked_card_knocked_out_by_a_later_pickup_of_its_rank():
@@ -282,7 +282,7 @@ def test_stacked_card_knocked_out_by_a_later_pickup_of_its_rank():
     state.round, state.last_actor = 1, 1
     set_table(state, hands=[(3, 7), (5, 7)], pool=(6, 8, 9, 10, 10))
     play(state, p0=3, p1=5)
-    assert state.stacked.all()
+    assert all(state.stacked)
     assert pile(state, 0) == [3] and pile(state, 1) == [5]
     set_table(state, hands=[(7,), (7,)], pool=(5, 9, 10, 10, 10), piles=[(3,), (5,)])
     play(state, p0=7, p1=7)
@@ -449,9 +449,9 @@ def test_observation_is_from_the_observers_seat():
     assert views["round"].tolist() == [0, 1, 0, 0, 0, 0]
     # Unseen for seat 2: the deck minus its hand, this hand's pools and the reveal. The
     # scripted table is not what was dealt, so check against the state's own bookkeeping.
-    expected = DECK_COUNTS - state.public_seen - state.hands[2]
+    expected = state.unshown - state.hands[2]
     assert views["unseen"].tolist() == expected.tolist()
-    assert state.public_seen[7] >= 1 and state.public_seen[9] >= 1  # the revealed 8 and 10
+    assert state.unshown[7] < 8 and state.unshown[9] < 10  # the revealed 8 and 10 were seen
 
 
 def test_unseen_counts_track_pools_and_reveals():
@@ -490,6 +490,342 @@ def test_spec_covers_every_player_count_and_the_longer_game():
     counts_covered = sorted({c["num_players"] for c in SPEC.configurations})
     assert counts_covered == [2, 3, 4, 5, 6]
     assert any("target_score" in c for c in SPEC.configurations)
+
+
+# --- dealing and game length --------------------------------------------------------
+def test_deal_gives_each_seat_its_slice_of_the_shuffled_deck():
+    # The deal, replayed by hand from the same seed: the dealer is drawn, then the deck
+    # shuffled; seat p gets cards p*H .. (p+1)*H - 1 and the pool is dealt from the end.
+    rng = np.random.default_rng(11)
+    dealer = int(rng.integers(4))
+    deck = np.repeat(np.arange(NUM_RANKS), DECK_COUNTS)
+    rng.shuffle(deck)
+    state = new_state(4, seed=11)
+    assert state.dealer == dealer
+    for seat in range(4):
+        assert state.hands[seat].tolist() == counts(deck[seat * 6 : seat * 6 + 6], 10).tolist()
+    assert state.stock == deck[24:50].tolist()
+    assert state.pool == counts(deck[50:], NUM_RANKS).tolist()
+    assert state.unshown.tolist() == (DECK_COUNTS - counts(deck[50:], NUM_RANKS)).tolist()
+
+
+def test_at_most_four_pickup_choices_in_a_round():
+    # Five 10s against a pool of five ranks: each pickup removes a rank, so four players
+    # choose and the fifth gets the last rank without a choice.
+    state = new_state(5)
+    state.round, state.last_actor = 1, 0
+    set_table(state, hands=[(10, 1)] * 5, pool=(1, 2, 3, 4, 5))
+    play(state, p0=10, p1=10, p2=10, p3=10, p4=10)
+    choices = []
+    while len(state.to_act()) == 1:
+        (seat,) = state.to_act()
+        choices.append((seat, len(state.legal_actions(seat))))
+        state.apply({seat: state.legal_actions(seat)[-1]})  # the highest eligible rank
+    assert choices == [(1, 5), (2, 4), (3, 3), (4, 2)]
+    assert state.acted == [1, 2, 3, 4, 0] and state.took[0] == 0  # seat 0 took the 1
+    assert state.round == 2
+
+
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({"num_players": 2}, 7 * (2 + 2)),
+        ({"num_players": 3}, 6 * (3 + 3)),
+        ({"num_players": 4}, 6 * (4 + 4)),
+        ({"num_players": 5}, 5 * (5 + 4)),
+        ({"num_players": 6}, 5 * (6 + 4)),
+        ({"num_players": 3, "target_score": 100}, (3 * 99 + 1) * 6 * (3 + 3)),
+        ({"num_players": 2, "target_score": "book"}, (2 * 149 + 1) * 7 * (2 + 2)),
+    ],
+)
+def test_max_decisions(options, expected):
+    assert PickupGame.from_options(**options).max_decisions == expected
+
+
+@pytest.mark.parametrize("options", SPEC.configurations + ({"num_players": 2, "target_score": 1},))
+def test_games_stay_within_max_decisions(options):
+    game = PickupGame.from_options(**options)
+    for seed in range(5):
+        decisions = sum(len(s.to_act()) for s in random_game(game, seed))
+        assert decisions <= game.max_decisions
+
+
+# --- invariants -----------------------------------------------------------------------
+def random_game(game: PickupGame, seed: int):
+    """Every state of one random game (the same state object, advanced)."""
+    rng = np.random.default_rng(seed + 100)
+    state = game.new_initial_state(np.random.default_rng(seed))
+    yield state
+    while not state.is_terminal():
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+        yield state
+
+
+def position(num_players: int = 3, *, choosing: bool = False, **options) -> PickupState:
+    """A real mid-hand position of a seeded random game: in the play phase of round 3 or
+    later, or (``choosing``) waiting for a pickup choice with two seats still to act."""
+    game = PickupGame.from_options(num_players=num_players, **options)
+    for seed in range(200):
+        for state in random_game(game, seed):
+            if choosing and state.chooser >= 0 and len(state.acted) <= num_players - 2:
+                return state
+            if not choosing and len(state.to_act()) == num_players and state.round >= 2:
+                return state
+    raise AssertionError("no such position")
+
+
+@pytest.mark.parametrize("options", SPEC.configurations)
+def test_invariants_hold_over_random_play(options):
+    game = PickupGame.from_options(**options)
+    for seed in range(3):
+        for state in random_game(game, seed):
+            state.check_invariants()
+
+
+def first(array) -> int:
+    return int(np.flatnonzero(array)[0])
+
+
+def recount_scores(state: PickupState) -> None:
+    state.totals = state.banked + state.piles @ np.arange(1, 11)
+
+
+def move_discard_to_pile(state: PickupState) -> None:
+    for rank in range(NUM_RANKS):
+        state.piles[0, rank] += state.discard[rank]
+        state.discard[rank] = 0
+    recount_scores(state)
+
+
+def hand_card_to_stock(state: PickupState) -> None:
+    rank = first(state.hands[0])
+    state.hands[0, rank] -= 1
+    state.stock.append(rank)
+
+
+def pool_card_to_discard(state: PickupState) -> None:
+    rank = next(r for r in range(NUM_RANKS) if state.pool[r])
+    state.pool[rank] -= 1
+    state.discard[rank] += 1
+
+
+def knock_out_without_rescoring(state: PickupState) -> None:
+    seat, rank = np.argwhere(state.piles > 0)[0]
+    state.discard[rank] += int(state.piles[seat, rank])
+    state.piles[seat, rank] = 0
+
+
+def overstate_pick_up(state: PickupState) -> None:
+    state.played[0], state.took[0], state.stacked[0] = 0, 5, False
+
+
+def stack_other_card(state: PickupState) -> None:
+    state.stacked[0] = True
+    state.took[0] = (state.played[0] + 1) % NUM_RANKS
+
+
+BREAKS = {
+    "duplicate a hand card": (lambda s: s.hands[0].__setitem__(first(s.hands[0]), 9), "deck"),
+    "lose a stock card": (lambda s: s.stock.pop(), "deck"),
+    "duplicate a pile card": (lambda s: s.piles.__iadd__(s.piles > 0), "deck"),
+    "discard a card still in the stock": (lambda s: s.discard.__setitem__(s.stock[0], 9), "deck"),
+    "miscount the unseen cards": (lambda s: s.unshown.__setitem__(0, 0), "shown this hand"),
+    "take a hand card back to the stock": (hand_card_to_stock, "hand sizes"),
+    "discard a pool card before the reveal": (pool_card_to_discard, "in the pool before"),
+    "grow a pile beyond one card a round": (move_discard_to_pile, "pile larger"),
+    "stale score": (lambda s: s.totals.__setitem__(1, s.totals[1] + 3), "scores"),
+    "stale score after a knockout": (knock_out_without_rescoring, "scores"),
+    "finish mid-hand": (lambda s: setattr(s, "finished", True), "finished"),
+    "a seat acts twice": (lambda s: s.acted.append(s.acted[0]), "acted twice"),
+    "wrong last actor": (lambda s: setattr(s, "last_actor", s.acted[0]), "last actor"),
+    "forget who took": (lambda s: s.took.__setitem__(s.acted[0], -1), "disagrees"),
+    "stack a card not played": (stack_other_card, "stacked another card"),
+    "pick up above the played card": (overstate_pick_up, "higher rank"),
+}
+
+
+@pytest.mark.parametrize("name", BREAKS)
+def test_check_invariants_catches_each_break(name):
+    state = position(3)
+    state.check_invariants()
+    if name == "stale score after a knockout":
+        assert state.piles.any()
+    if name == "grow a pile beyond one card a round":
+        assert sum(state.discard) > state.round
+    if name == "pick up above the played card":
+        assert state.took[0] != state.played[0] or not state.stacked[0]
+    breaking, message = BREAKS[name]
+    breaking(state)
+    with pytest.raises(AssertionError, match=message):
+        state.check_invariants()
+
+
+def test_check_invariants_catches_a_bad_pickup_choice():
+    state = position(3, choosing=True)
+    state.check_invariants()
+    # A choice of a single rank should have been made by the rules.
+    eligible = state.eligible(state.played[state.chooser])
+    broken = state.clone()
+    for rank in eligible[1:]:
+        broken.discard[rank] += broken.pool[rank]
+        broken.pool[rank] = 0
+    with pytest.raises(AssertionError, match="choice of one rank"):
+        broken.check_invariants()
+    # The chooser must not have acted already.
+    broken = state.clone()
+    broken.chooser = broken.acted[0]
+    with pytest.raises(AssertionError, match="already acted"):
+        broken.check_invariants()
+    # A card waiting to act is face up in front of its player, not lost.
+    broken = state.clone()
+    waiting = next(s for s in range(3) if broken.took[s] == -1 and s != broken.chooser)
+    broken.played[waiting] = (broken.played[waiting] + 1) % NUM_RANKS
+    with pytest.raises(AssertionError, match="deck"):
+        broken.check_invariants()
+
+
+def test_check_invariants_catches_longer_game_bookkeeping():
+    state = position(3, target_score=100)
+    state.check_invariants()
+    state.banked[1] = 100  # a hand dealt although a total had reached the target
+    recount_scores(state)
+    with pytest.raises(AssertionError, match="after the target"):
+        state.check_invariants()
+    single = position(3)
+    single.banked[2] = 5  # banked points in a single-hand game
+    recount_scores(single)
+    with pytest.raises(AssertionError, match="banked points"):
+        single.check_invariants()
+
+
+# --- determinisation ----------------------------------------------------------------
+def known_to(state: PickupState, player: int) -> tuple:
+    """Everything ``player`` has seen."""
+    return (
+        state.hands[player].tolist(),
+        state.hands.sum(axis=1).tolist(),
+        state.pool,
+        state.piles.tolist(),
+        state.discard,
+        state.unshown.tolist(),
+        state.played,
+        state.acted,
+        state.took,
+        state.stacked,
+        state.leftover,
+        state.totals.tolist(),
+        state.banked.tolist(),
+        (state.round, state.hand_number, state.dealer, state.last_actor, state.chooser),
+        len(state.stock),
+    )
+
+
+def unknown_to(state: PickupState, player: int) -> list[int]:
+    """Cards of each rank in the other hands and the stock."""
+    others = state.hands.sum(axis=0) - state.hands[player]
+    return (others + counts(state.stock, NUM_RANKS)).tolist()
+
+
+@pytest.mark.parametrize("choosing", [False, True])
+def test_resample_redraws_the_other_hands_and_the_stock_only(choosing):
+    state = position(4, choosing=choosing)
+    before = state.clone()
+    game = state.game
+    moved_hands = moved_stock = 0
+    for k in range(20):
+        sample = state.resample(1, np.random.default_rng(k))
+        sample.check_invariants()
+        # Fixed: all that seat 1 has seen, and so its observation, mask and the render.
+        assert known_to(sample, 1) == known_to(state, 1)
+        assert np.array_equal(game.observation(sample, 1), game.observation(state, 1))
+        assert np.array_equal(sample.legal_mask(1), state.legal_mask(1))
+        assert str(sample) == str(state)
+        # Redrawn: the same unknown cards, dealt again into the other hands and the stock.
+        assert unknown_to(sample, 1) == unknown_to(state, 1)
+        # The unknown cards are what seat 1 counts as unseen.
+        assert unknown_to(sample, 1) == (state.unshown - state.hands[1]).tolist()
+        moved_hands += not np.array_equal(sample.hands, state.hands)
+        moved_stock += sample.stock != state.stock
+        # Its own RNG: future chance events are drawn afresh.
+        assert sample.rng is not state.rng
+        assert sample.game is state.game
+    assert moved_hands >= 15 and moved_stock >= 15
+    # The real state is untouched.
+    assert known_to(state, 1) == known_to(before, 1)
+    assert state.hands.tolist() == before.hands.tolist() and state.stock == before.stock
+
+
+def test_resample_at_the_end_of_a_hand_only_reshuffles_the_stock():
+    game = PickupGame.from_options(num_players=2)
+    *_, final = random_game(game, 3)
+    assert final.is_terminal() and final.hands.sum() == 0
+    sample = final.resample(0, np.random.default_rng(0))
+    assert sorted(sample.stock) == sorted(final.stock)
+    assert sample.scores().tolist() == final.scores().tolist()
+    sample.check_invariants()
+
+
+def test_resampled_games_continue_legally():
+    state = position(3)
+    sample = state.resample(0, np.random.default_rng(4))
+    for later in random_game_from(sample, 9):
+        later.check_invariants()
+    assert sample.is_terminal()
+
+
+def random_game_from(state: PickupState, seed: int):
+    rng = np.random.default_rng(seed)
+    while not state.is_terminal():
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+        yield state
+
+
+def test_clone_is_independent_and_shares_the_game():
+    state = position(3)
+    twin = state.clone()
+    assert twin.game is state.game
+    twin.apply({p: int(twin.legal_actions(p)[0]) for p in twin.to_act()})
+    assert twin.round != state.round or twin.acted != state.acted
+    state.check_invariants()
+    twin.check_invariants()
+
+
+# --- the encoder against a plain reference ---------------------------------------------
+def reference_observation(state: PickupState, player: int) -> np.ndarray:
+    """The documented observation, written plainly (the encoder is written for speed)."""
+    game = state.game
+    n = game.num_players
+    flat = game.observation_layout.zeros()
+    views = game.observation_layout.views(flat)
+    views["hand"][:] = state.hands[player]
+    views["pool"][:] = state.pool
+    others = [q for q in range(n) if q != player]
+    views["unseen"][:] = state.hands[others].sum(axis=0) + counts(state.stock, NUM_RANKS)
+    for row in range(n):
+        seat = (player + row) % n
+        views["piles"][row] = state.piles[seat]
+        if state.played[seat] >= 0:
+            views["revealed"][row, state.played[seat]] = 1
+        if seat in state.acted:
+            views["order"][row] = state.acted.index(seat) + 1
+        views["last_actor"][row] = seat == state.last_actor
+        views["dealer"][row] = seat == state.dealer
+        views["chooser"][row] = seat == state.chooser
+        pile_points = sum((rank + 1) * c for rank, c in enumerate(state.piles[seat]))
+        views["scores"][row] = state.banked[seat] + pile_points
+    if not state.finished:
+        views["round"][state.round] = 1
+    return flat
+
+
+@pytest.mark.parametrize("options", SPEC.configurations)
+def test_encoder_matches_the_plain_reference(options):
+    game = PickupGame.from_options(**options)
+    for seed in range(3):
+        for state in random_game(game, seed):
+            for player in range(game.num_players):
+                expected = reference_observation(state, player)
+                assert np.array_equal(game.observation(state, player), expected)
 
 
 # --- heuristic ------------------------------------------------------------------------

@@ -81,6 +81,34 @@ The core's: `"win"` pays at the end (tied winners share); `"score"` pays at ever
 reveal and pickup choice the change in own score minus the others' mean, so
 knockouts are felt at once.
 
+## Game length
+
+`game.max_decisions` bounds the decisions in one game (every chooser's action counts
+one). A round asks every seat for a card (N decisions) and then at most min(N, 4)
+pickup choices: a choice needs two ranks in the 5-card pool and every pickup empties
+the pool of a rank. A hand is H rounds: at most H·(N + min(N, 4)) decisions (28 with
+2 players, 36 with 3, 48 with 4, 45 with 5, 50 with 6). In the longer game every hand
+adds at least 1 point to the sum of the totals (the last card to act in a hand stays
+in its pile) and another hand is dealt only while every total is below the target, so
+there are at most N·(target − 1) + 1 hands: the bound is that many times the one-hand
+bound (a loose worst case; real games take a few hands).
+
+## Determinisation
+
+`state.resample(player, rng)` keeps everything `player` has seen — its own hand, the
+pool, every score pile, the reveals and the order of play, the dealer, the scores,
+the hand sizes, and so the cards it has not seen this hand (`unseen`). The cards
+hidden from it (the other players' hands and the stock) are shuffled together and
+dealt back: each other hand keeps its size, the rest becomes the stock in a new
+order, so future pools differ too. Nothing else is hidden in Pickup: every played
+card is revealed before it acts, and cards never return to a hand. The copy gets its
+own RNG. `state.check_invariants()` checks that every card is in exactly one place
+(hands, pool, piles, discard, the revealed cards still waiting to act, stock), that
+the cards shown this hand are exactly those face up or discarded, the hand, pool and
+stock sizes for the round, that scores are the banked points plus the piles, and the
+bookkeeping of the reveal (each seat acts once, in order; a pending choice has at
+least two ranks) and of the longer game.
+
 ## Rules decisions
 
 - Pickup is compulsory when the pool holds an eligible card (the older printing's
@@ -96,7 +124,9 @@ knockouts are felt at once.
 
 ## Version history
 
-- v0: initial release.
+- v0: initial release. Later in v0, without changing any game (the same seed deals
+  and plays out the same game, with the same observations): determinisation
+  (`resample`), invariant checks, `max_decisions`, faster rules and encoder.
 """
 
 from envs.core.registration import factories

@@ -1,8 +1,8 @@
 """Pickup observations, from the observer's seat (own seat first, then going left).
 
 Public: the pool, every score pile, the cards of the latest reveal (this round's
-once revealed, else the previous round's) and the order they acted in, who acted last, the dealer, whose pickup choice it is, scores and
-the round. Private: the observer's own hand, and so the cards it has not seen.
+once revealed, else the previous round's) and the order they acted in, who acted
+last, the dealer, whose pickup choice it is, scores and the round. Private: the observer's own hand, and so the cards it has not seen.
 No other hand and no unrevealed choice is ever shown.
 """
 
@@ -62,17 +62,22 @@ def layout(game: PickupGame) -> ObservationLayout:
 
 
 def encode(state: PickupState, player: int, views: dict[str, np.ndarray]) -> None:
-    n = state.game.num_players
-    seats = state.game.seat_orders[player]
-    views["hand"][:] = state.hands[player]
+    game = state.game
+    n = game.num_players
+    hand = state.hands[player]
+    views["hand"][:] = hand
     views["pool"][:] = state.pool
-    views["unseen"][:] = state.game.deck_counts - state.public_seen - state.hands[player]
-    views["piles"][:] = state.piles[seats]
-    revealed = views["revealed"]
-    for row, seat in enumerate(seats):
-        card = state.played[seat]
-        if card >= 0:
-            revealed[row, card] = 1
+    views["unseen"][:] = state.unshown - hand
+    # Seat rows in observer order: seats player..n-1, then 0..player-1 (two slice copies
+    # are cheaper than a fancy index).
+    piles, rest = views["piles"], n - player
+    piles[:rest] = state.piles[player:]
+    piles[rest:] = state.piles[:player]
+    played = state.played
+    if played[0] >= 0:  # after the hand's first reveal every seat has a played card
+        revealed = views["revealed"]
+        for row, seat in enumerate(game.seat_orders[player]):
+            revealed[row, played[seat]] = 1
     order = views["order"]
     for position, seat in enumerate(state.acted, start=1):
         order[(seat - player) % n] = position
@@ -80,6 +85,6 @@ def encode(state: PickupState, player: int, views: dict[str, np.ndarray]) -> Non
     views["dealer"][(state.dealer - player) % n] = 1
     if state.chooser >= 0:
         views["chooser"][(state.chooser - player) % n] = 1
-    views["scores"][:] = state.scores()[seats]
+    views["scores"][:] = state.totals[game.seat_index[player]]
     if not state.finished:
         views["round"][state.round] = 1

@@ -1,7 +1,14 @@
-"""Pickup rules: pure, seeded, no RL imports. See the package docstring for the rules."""
+"""Pickup rules: pure, seeded, no RL imports. See the package docstring for the rules.
+
+The state keeps every count where the rules read it fastest and updates it as cards
+move, never recounting: per-rank hand and pile counts in numpy (read as vectors by the
+mask, the encoder and the knockouts), the pool, the discard and the reveal bookkeeping
+in plain Python lists (read one entry at a time by the resolution loop).
+"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +24,9 @@ RANK_VALUES = np.arange(1, NUM_RANKS + 1, dtype=np.int64)
 #: The Pairs deck: one 1, two 2s, ... ten 10s (55 cards).
 DECK_COUNTS = RANK_VALUES.copy()
 DECK_SIZE = int(DECK_COUNTS.sum())
+#: The deck in rank order; every hand shuffles a copy of it.
+RANK_INDEX = np.arange(NUM_RANKS)
+DECK = np.repeat(RANK_INDEX, DECK_COUNTS)
 POOL_SIZE = 5
 PLAYER_COUNTS = (2, 3, 4, 5, 6)
 #: Cards dealt to each player (and rounds per hand), by player count [book].
@@ -64,6 +74,14 @@ class PickupConfig(Config):
         return None if self.target_score is None else int(self.target_score)
 
 
+def counts_of(ranks: list[int]) -> list[int]:
+    """Cards of each rank index among ``ranks``."""
+    out = [0] * NUM_RANKS
+    for rank in ranks:
+        out[rank] += 1
+    return out
+
+
 class PickupState(State):
     game: PickupGame
 
@@ -71,26 +89,32 @@ class PickupState(State):
         super().__init__(game, rng)
         n = game.num_players
         self.hands = np.zeros((n, NUM_RANKS), dtype=np.int64)
-        self.pool = np.zeros(NUM_RANKS, dtype=np.int64)
+        self.pool = [0] * NUM_RANKS
         #: Score piles of this hand, counts per rank.
         self.piles = np.zeros((n, NUM_RANKS), dtype=np.int64)
         #: Points from earlier hands (the longer game).
         self.banked = np.zeros(n, dtype=np.int64)
-        #: Cards of each rank shown face up this hand: pools dealt and cards revealed.
-        self.public_seen = np.zeros(NUM_RANKS, dtype=np.int64)
+        #: Game points: banked plus the score pile (kept up to date after every step).
+        self.totals = np.zeros(n, dtype=np.int64)
+        #: Cards of each rank not yet shown face up this hand (in a pool dealt or a reveal).
+        self.unshown = DECK_COUNTS.copy()
+        #: Cards of each rank discarded this hand (played cards that picked up, knockouts,
+        #: leftover pools).
+        self.discard = [0] * NUM_RANKS
         # The latest reveal (this round's once revealed, else the previous round's):
-        #: the rank index each seat played (-1: none yet this hand),
-        self.played = np.full(n, NO_SEAT, dtype=np.int64)
+        #: the rank index each seat played (NO_SEAT: none yet this hand),
+        self.played = [NO_SEAT] * n
         #: the seats that have acted, in order,
         self.acted: list[int] = []
-        #: the rank each seat added to its pile (-1: not yet) and whether it was stacked,
-        self.took = np.full(n, NO_SEAT, dtype=np.int64)
-        self.stacked = np.zeros(n, dtype=bool)
+        #: the rank each seat added to its pile (NO_SEAT: not yet) and whether it was stacked,
+        self.took = [NO_SEAT] * n
+        self.stacked = [False] * n
         #: the round it belongs to, and the pool left over and discarded at its end.
         self.reveal_round = NO_SEAT
-        self.leftover = np.zeros(NUM_RANKS, dtype=np.int64)
+        self.leftover = [0] * NUM_RANKS
         #: The seat choosing which rank to pick up, or NO_SEAT.
         self.chooser = NO_SEAT
+        #: Undealt cards (rank indices); pools are dealt from the end.
         self.stock: list[int] = []
         self.hand_number = 0
         self.round = 0
@@ -101,30 +125,38 @@ class PickupState(State):
 
     # --- dealing ---------------------------------------------------------------------
     def _start_hand(self) -> None:
-        n, size = self.game.num_players, self.game.hand_size
-        deck = np.repeat(np.arange(NUM_RANKS), DECK_COUNTS)
+        game = self.game
+        n = game.num_players
+        deck = DECK.copy()
         self.rng.shuffle(deck)
-        for p in range(n):
-            self.hands[p] = np.bincount(deck[p * size : (p + 1) * size], minlength=NUM_RANKS)
-        self.stock = deck[n * size :].tolist()
+        dealt = n * game.hand_size
+        # Seat p gets deck[p * size : (p + 1) * size]: one bincount over (seat, rank) cells.
+        cells = np.bincount(game.deal_offsets + deck[:dealt], minlength=n * NUM_RANKS)
+        self.hands[:] = cells.reshape(n, NUM_RANKS)
+        self.stock = deck[dealt:].tolist()
         self.piles[:] = 0
-        self.public_seen[:] = 0
-        self.played[:] = NO_SEAT
+        self.totals = self.banked.copy()
+        self.unshown[:] = DECK_COUNTS
+        self.discard = [0] * NUM_RANKS
+        self.played = [NO_SEAT] * n
         self.acted = []
-        self.took[:] = NO_SEAT
-        self.stacked[:] = False
+        self.took = [NO_SEAT] * n
+        self.stacked = [False] * n
         self.reveal_round = NO_SEAT
-        self.leftover[:] = 0
+        self.leftover = [0] * NUM_RANKS
         self.round = 0
         # Round 1 ties start to the left of the dealer.
         self.last_actor = self.dealer
         self._start_round()
 
     def _start_round(self) -> None:
-        self.pool[:] = 0
+        pool = [0] * NUM_RANKS
+        stock, unshown = self.stock, self.unshown
         for _ in range(POOL_SIZE):
-            self.pool[self.stock.pop()] += 1
-        self.public_seen += self.pool
+            rank = stock.pop()
+            pool[rank] += 1
+            unshown[rank] -= 1
+        self.pool = pool
 
     # --- the State interface ---------------------------------------------------------
     def to_act(self) -> tuple[int, ...]:
@@ -134,20 +166,19 @@ class PickupState(State):
             return (self.chooser,)
         return self.game.all_seats
 
-    def eligible(self, card: int) -> np.ndarray:
+    def eligible(self, card: int) -> list[int]:
         """Rank indices in the pool that a played ``card`` (rank index) may pick up."""
-        return np.flatnonzero(self.pool[: card + 1])
+        pool = self.pool
+        return [rank for rank in range(card + 1) if pool[rank]]
 
     def legal_mask(self, player: int) -> np.ndarray:
+        if self.chooser == NO_SEAT:
+            if self.finished or not 0 <= player < self.game.num_players:
+                return np.zeros(NUM_RANKS, dtype=bool)
+            return self.hands[player] > 0
         mask = np.zeros(NUM_RANKS, dtype=bool)
-        if self.finished:
-            return mask
-        if self.chooser != NO_SEAT:
-            if player == self.chooser:
-                card = self.played[player]
-                mask[: card + 1] = self.pool[: card + 1] > 0
-        elif 0 <= player < self.game.num_players:
-            mask[:] = self.hands[player] > 0
+        if player == self.chooser:
+            mask[self.eligible(self.played[player])] = True
         return mask
 
     def _apply(self, joint: Mapping[int, int]) -> None:
@@ -155,44 +186,46 @@ class PickupState(State):
             seat, self.chooser = self.chooser, NO_SEAT
             self._pick_up(seat, joint[seat])
         else:
+            n = self.game.num_players
             self.acted = []
-            self.took[:] = NO_SEAT
-            self.stacked[:] = False
-            self.leftover[:] = 0
+            self.took = [NO_SEAT] * n
+            self.stacked = [False] * n
+            self.leftover = [0] * NUM_RANKS
             self.reveal_round = self.round
+            hands, unshown, played = self.hands, self.unshown, self.played
             for seat, card in joint.items():
-                self.hands[seat, card] -= 1
-                self.played[seat] = card
-                self.public_seen[card] += 1
+                hands[seat, card] -= 1
+                unshown[card] -= 1
+                played[seat] = card
         self._resolve()
+        self.totals = self.banked + self.piles @ RANK_VALUES
 
     def scores(self) -> np.ndarray:
-        return (self.banked + self.piles @ RANK_VALUES).astype(np.float64)
+        return self.totals.astype(np.float64)
 
     # --- resolution ------------------------------------------------------------------
     def next_actor(self) -> int:
         """The seat that acts next this round: the lowest card; ties go to the tied seat
         reached first going left from the most recent actor. NO_SEAT when all have acted."""
-        n, last = self.game.num_players, self.last_actor
-        best, best_key = NO_SEAT, None
+        n, last, took, played = self.game.num_players, self.last_actor, self.took, self.played
+        best, best_key = NO_SEAT, n * NUM_RANKS
         for seat in range(n):
-            if self.took[seat] != NO_SEAT:
-                continue
-            key = (self.played[seat], (seat - last - 1) % n)
-            if best_key is None or key < best_key:
-                best, best_key = seat, key
+            if took[seat] == NO_SEAT:
+                key = played[seat] * n + (seat - last - 1) % n
+                if key < best_key:
+                    best, best_key = seat, key
         return best
 
     def _resolve(self) -> None:
         """Let the played cards act in order until a pickup choice is needed or the round ends."""
         while (seat := self.next_actor()) != NO_SEAT:
-            card = int(self.played[seat])
+            card = self.played[seat]
             eligible = self.eligible(card)
             if len(eligible) > 1:
                 self.chooser = seat
                 return
-            if len(eligible) == 1:
-                self._pick_up(seat, int(eligible[0]))
+            if eligible:
+                self._pick_up(seat, eligible[0])
             else:
                 self._stack(seat, card)
         self._end_round()
@@ -200,10 +233,14 @@ class PickupState(State):
     def _pick_up(self, seat: int, rank: int) -> None:
         """Take one ``rank`` from the pool; knock out the rest of that rank in the pool and in
         the other players' score piles. The played card is discarded."""
-        own = self.piles[seat, rank]
+        column = self.piles[:, rank]
+        in_piles = column.tolist()  # plain ints: cheaper than numpy reductions on n cells
+        own = in_piles[seat]
+        self.discard[rank] += sum(in_piles) - own + self.pool[rank] - 1
+        self.discard[self.played[seat]] += 1
         self.pool[rank] = 0
-        self.piles[:, rank] = 0
-        self.piles[seat, rank] = own + 1
+        column[:] = 0
+        column[seat] = own + 1
         self._acted(seat, rank)
 
     def _stack(self, seat: int, card: int) -> None:
@@ -218,8 +255,10 @@ class PickupState(State):
         self.last_actor = seat
 
     def _end_round(self) -> None:
-        self.leftover[:] = self.pool
-        self.pool[:] = 0  # the leftover pool is discarded
+        pool = self.pool
+        self.leftover = pool  # the leftover pool is discarded
+        self.discard = [d + p for d, p in zip(self.discard, pool, strict=True)]
+        self.pool = [0] * NUM_RANKS
         self.round += 1
         if self.round < self.game.hand_size:
             self._start_round()
@@ -234,10 +273,122 @@ class PickupState(State):
         self.dealer = (self.dealer + 1) % self.game.num_players
         self._start_hand()
 
+    # --- search and checks -----------------------------------------------------------
+    def clone(self) -> PickupState:
+        # Deep-copy everything but the game (shared: play never changes it).
+        return copy.deepcopy(self, {id(self.game): self.game})
+
+    def resample(self, player: int, rng: np.random.Generator) -> PickupState:
+        """The other hands and the stock order drawn again: the cards unknown to ``player``
+        (not in its hand, not shown this hand) are shuffled and dealt back into the other
+        hands, each keeping its size, and the stock."""
+        sample = self.clone()
+        sample.rng = np.random.default_rng(rng.integers(2**63))
+        others = [q for q in self.game.all_seats if q != player]
+        unknown = np.concatenate(
+            [np.repeat(RANK_INDEX, self.hands[q]) for q in others]
+            + [np.array(self.stock, dtype=np.int64)]
+        )
+        rng.shuffle(unknown)
+        start = 0
+        for q in others:
+            size = int(self.hands[q].sum())
+            sample.hands[q] = np.bincount(unknown[start : start + size], minlength=NUM_RANKS)
+            start += size
+        sample.stock = unknown[start:].tolist()
+        return sample
+
+    def check_invariants(self) -> None:
+        game = self.game
+        n, size = game.num_players, game.hand_size
+        hands, piles = self.hands, self.piles
+        assert (hands >= 0).all() and (piles >= 0).all(), "negative hand or pile count"
+        assert min(self.pool) >= 0 and min(self.discard) >= 0, "negative pool or discard count"
+        # Every card is in exactly one place. Revealed cards that have not acted yet (during
+        # a pickup choice) lie face up in front of their players.
+        waiting = counts_of(
+            [
+                self.played[s]
+                for s in range(n)
+                if self.chooser != NO_SEAT and self.took[s] == NO_SEAT
+            ]
+        )
+        stock = np.array(counts_of(self.stock), dtype=np.int64)
+        face_up = np.array(self.pool) + piles.sum(axis=0) + np.array(self.discard) + waiting
+        where = hands.sum(axis=0) + face_up + stock
+        assert (where == DECK_COUNTS).all(), (
+            f"cards per rank in hands, pool, piles, discard, reveal and stock {where.tolist()} "
+            f"are not the deck {DECK_COUNTS.tolist()}"
+        )
+        # What was shown this hand is exactly what is face up or discarded.
+        shown = DECK_COUNTS - self.unshown
+        assert (shown == face_up).all(), (
+            f"cards shown this hand {shown.tolist()} are not the pool, piles, discard and "
+            f"waiting reveal {face_up.tolist()}"
+        )
+        # One card played per round; the pools come from the stock.
+        assert 0 <= self.round <= size and self.finished == (self.round == size), (
+            f"round {self.round} of {size} with finished={self.finished}"
+        )
+        choosing = self.chooser != NO_SEAT
+        in_hand = size - self.round - choosing
+        assert (hands.sum(axis=1) == in_hand).all(), (
+            f"hand sizes {hands.sum(axis=1).tolist()}, expected {in_hand} each"
+        )
+        pools_dealt = min(self.round + 1, size)
+        assert len(self.stock) == DECK_SIZE - n * size - POOL_SIZE * pools_dealt, (
+            f"{len(self.stock)} cards in the stock after {pools_dealt} pools"
+        )
+        pool_cards = sum(self.pool)
+        if self.finished:
+            assert pool_cards == 0, "cards left in the pool at the end"
+        elif not choosing:
+            assert pool_cards == POOL_SIZE, f"{pool_cards} cards in the pool before a reveal"
+        # Each seat adds one card per round to its pile; knockouts only remove.
+        for seat in range(n):
+            actions = self.round + (choosing and seat in self.acted)
+            assert piles[seat].sum() <= actions, f"seat {seat} pile larger than its actions"
+        # Scores are the banked points plus the piles.
+        totals = self.banked + piles @ RANK_VALUES
+        assert (self.totals == totals).all() and (self.scores() == totals).all(), (
+            f"scores {self.scores().tolist()} are not banked + piles {totals.tolist()}"
+        )
+        # The reveal: who has acted, in what order, and the pending choice.
+        acted = self.acted
+        assert len(set(acted)) == len(acted), f"a seat acted twice: {acted}"
+        assert all((self.took[s] != NO_SEAT) == (s in acted) for s in range(n)), (
+            f"took {self.took} disagrees with the seats that acted {acted}"
+        )
+        if self.played[0] == NO_SEAT:
+            assert not acted and all(p == NO_SEAT for p in self.played), "acted without a reveal"
+        else:
+            assert all(0 <= p < NUM_RANKS for p in self.played), f"played {self.played}"
+        if acted:
+            assert self.last_actor == acted[-1], "the last actor is not the last seat that acted"
+        for seat in range(n):
+            if self.stacked[seat]:
+                assert self.took[seat] == self.played[seat], f"seat {seat} stacked another card"
+            elif self.took[seat] != NO_SEAT:
+                assert self.took[seat] <= self.played[seat], f"seat {seat} took a higher rank"
+        if choosing:
+            assert self.chooser not in acted, "the chooser has already acted"
+            assert len(self.eligible(self.played[self.chooser])) >= 2, "a choice of one rank"
+        elif not self.finished and self.played[0] != NO_SEAT:
+            assert len(acted) == n, "a round ended before every seat acted"
+        # The longer game goes on only while every total is below the target.
+        target = game.target
+        if target is None:
+            assert not self.banked.any() and self.hand_number == 0, "banked points in one hand"
+        elif self.finished:
+            assert totals.max() >= target, "the game ended below the target"
+        else:
+            assert self.banked.max() < target, "a hand was dealt after the target was reached"
+        assert 0 <= self.dealer < n and 0 <= self.last_actor < n, "a seat out of range"
+
     # --- the spectator's view --------------------------------------------------------
     def __str__(self) -> str:
-        def cards(count_row: np.ndarray) -> str:
-            ranks = np.repeat(np.arange(NUM_RANKS), count_row)[::-1]
+        def cards(count_row: list[int] | np.ndarray) -> str:
+            ranks = np.repeat(RANK_INDEX, count_row)[::-1]
             return " ".join(str(r + 1) for r in ranks) or "-"
 
         game = self.game
@@ -249,10 +400,9 @@ class PickupState(State):
             f"dealer player_{self.dealer}; last to act player_{self.last_actor}",
             f"pool: {cards(self.pool)}",
         ]
-        totals = self.scores()
         for p in range(n):
             line = (
-                f"player_{p}: score {int(totals[p]):>3}  {self.hands[p].sum()} in hand"
+                f"player_{p}: score {int(self.totals[p]):>3}  {self.hands[p].sum()} in hand"
                 f"  pile [{cards(self.piles[p])}]"
             )
             if self.played[p] != NO_SEAT:
@@ -263,7 +413,7 @@ class PickupState(State):
                     line += f", took {self.took[p] + 1} ({self.acted.index(p) + 1})"
             lines.append(line)
         if self.chooser != NO_SEAT:
-            options = " ".join(str(r + 1) for r in self.eligible(int(self.played[self.chooser])))
+            options = " ".join(str(r + 1) for r in self.eligible(self.played[self.chooser]))
             lines.append(f"player_{self.chooser} chooses a pickup: {options}")
         elif self.reveal_round != NO_SEAT:
             lines.append(
@@ -280,12 +430,22 @@ class PickupGame(Game):
 
     def __init__(self, config: PickupConfig) -> None:
         super().__init__(config)
-        self.hand_size = HAND_SIZE[config.num_players]
+        n = config.num_players
+        self.hand_size = size = HAND_SIZE[n]
         self.target = config.target
-        self.all_seats = tuple(range(config.num_players))
+        self.all_seats = tuple(range(n))
+        # Decisions per round: every seat plays a card, and at most min(n, 4) pickup choices
+        # follow (a choice needs two ranks in the 5-card pool, and every pickup empties the
+        # pool of a rank). Every hand adds at least 1 point to the sum of the totals (the
+        # last card to act keeps its place in its pile) and another hand is dealt only while
+        # every total is below the target: at most n * (target - 1) + 1 hands.
+        hands = 1 if self.target is None else n * (self.target - 1) + 1
+        self.max_decisions = hands * size * (n + min(n, POOL_SIZE - 1))
         #: Seats in observer order (own seat first, then going left), per observer.
-        self.seat_orders = [relative_seats(p, config.num_players) for p in self.all_seats]
-        self.deck_counts = DECK_COUNTS
+        self.seat_orders = [relative_seats(p, n) for p in self.all_seats]
+        self.seat_index = [np.array(seats) for seats in self.seat_orders]
+        #: Dealing: the (seat, rank) cell offset of each of the n * size dealt cards.
+        self.deal_offsets = np.repeat(np.arange(n) * NUM_RANKS, size)
         self.observation_layout = observation.layout(self)
 
     def new_initial_state(self, rng: np.random.Generator) -> PickupState:

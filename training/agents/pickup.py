@@ -10,21 +10,25 @@ last round). Pickups of ranks with many unseen cards are discounted: they are
 likely to be knocked out later.
 
 Pickup choice: the eligible rank with the best face value plus knockouts.
+
+It is a training opponent, so it is kept cheap (well under a millisecond a
+decision): plain Python lists, the same few imagined deals for every candidate
+card, and all deals drawn with one call to the RNG.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from envs.pickup.rules import NUM_RANKS, PickupGame
+from envs.pickup.rules import NUM_RANKS, POOL_SIZE, PickupGame
 
 #: Imagined rounds per decision (the same deals are used for every candidate card).
-SAMPLES = 12
+SAMPLES = 6
 #: Share of a card's face value that keeping it for a later round is worth.
 KEEP_WEIGHT = 0.6
 #: Chance, per other player, that a rank shown in a later pool is picked up by them.
 TAKE_RATE = 0.3
-VALUES = tuple(range(1, NUM_RANKS + 1))
+RANK_INDEX = np.arange(NUM_RANKS)
 
 
 class PickupHeuristic:
@@ -32,89 +36,93 @@ class PickupHeuristic:
         self.game = game
         self.layout = game.observation_layout
         self.num_players = game.num_players
+        self.take_rate = min(1.0, TAKE_RATE * (game.num_players - 1))
 
-    def worth(self, unseen: np.ndarray, rounds_after: int) -> list[float]:
+    def worth(self, unseen: list[int], rounds_after: int) -> list[float]:
         """Expected points at the end of the hand of a card of each rank in our pile now:
         its face value times the chance that no other player picks up that rank later."""
-        total = max(1, int(unseen.sum()))
-        in_pool = 1.0 - (1.0 - unseen / total) ** 5
-        taken = np.minimum(1.0, TAKE_RATE * (self.num_players - 1)) * in_pool
-        survival = (1.0 - taken) ** rounds_after
-        return (np.arange(1, NUM_RANKS + 1) * survival).tolist()
-
-    def _pick(self, pool: list[int], card: int, worth: list[float], others_have: list[int]) -> int:
-        """The eligible rank (index) with the best worth plus knockouts; -1 to stack."""
-        best, best_value = -1, -1e9
-        for rank in range(card + 1):
-            if pool[rank]:
-                value = worth[rank] * (1 + others_have[rank])
-                if value > best_value:
-                    best, best_value = rank, value
-        return best
+        total = max(1, sum(unseen))
+        rate = self.take_rate
+        return [
+            (rank + 1) * (1.0 - rate * (1.0 - (1.0 - count / total) ** POOL_SIZE)) ** rounds_after
+            for rank, count in enumerate(unseen)
+        ]
 
     def _imagine(
         self,
         played: list[int],
         pool: list[int],
         piles: list[list[int]],
+        in_piles: list[int],
         last: int,
         worth: list[float],
     ) -> float:
-        """Resolve one imagined round (seats relative to us); our margin gained in it."""
+        """Resolve one imagined round (seats relative to us; ``in_piles`` counts each rank
+        over all piles); our margin gained in it. Ties are ordered from the round's
+        starting last actor (the rules update it after every action: close enough here)."""
         n = self.num_players
-        pool = list(pool)
-        piles = [list(row) for row in piles]
+        pool = pool.copy()
+        piles = [row.copy() for row in piles]
+        in_piles = in_piles.copy()
         gains = [0.0] * n
-        waiting = list(range(n))
-        while waiting:
-            seat = min(waiting, key=lambda s: (played[s], (s - last - 1) % n))
-            waiting.remove(seat)
+        for seat in sorted(range(n), key=lambda s: played[s] * n + (s - last - 1) % n):
             card = played[seat]
-            others_have = [
-                sum(piles[s][r] for s in range(n) if s != seat) for r in range(NUM_RANKS)
-            ]
-            rank = self._pick(pool, card, worth, others_have)
-            if rank < 0:
-                piles[seat][card] += 1
+            row = piles[seat]
+            best, best_value = -1, -1.0
+            for rank in range(card + 1):
+                if pool[rank]:
+                    value = worth[rank] * (1 + in_piles[rank] - row[rank])
+                    if value > best_value:
+                        best, best_value = rank, value
+            if best < 0:  # nothing eligible: the card is stacked
+                row[card] += 1
+                in_piles[card] += 1
                 gains[seat] += worth[card]
-            else:
-                pool[rank] = 0
+                continue
+            pool[best] = 0
+            if in_piles[best] > row[best]:  # knock the others' cards of that rank out
                 for other in range(n):
-                    if other != seat and piles[other][rank]:
-                        gains[other] -= worth[rank] * piles[other][rank]
-                        piles[other][rank] = 0
-                piles[seat][rank] += 1
-                gains[seat] += worth[rank]
-            last = seat
-        return gains[0] - sum(gains[1:]) / (n - 1)
+                    count = piles[other][best]
+                    if count and other != seat:
+                        gains[other] -= worth[best] * count
+                        piles[other][best] = 0
+            row[best] += 1
+            in_piles[best] = row[best]
+            gains[seat] += worth[best]
+        return gains[0] - (sum(gains) - gains[0]) / (n - 1)
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
         views = self.layout.views(observation)
-        unseen = views["unseen"].astype(np.int64)
-        last_round = views["round"][-1] > 0
-        rounds_after = len(views["round"]) - 1 - int(np.argmax(views["round"]))
-        worth = self.worth(unseen, rounds_after)
-        piles = views["piles"].astype(np.int64).tolist()
-        pool = views["pool"].astype(np.int64).tolist()
         legal = np.flatnonzero(action_mask).tolist()
+        unseen = views["unseen"].astype(np.int64)
+        round_onehot = views["round"].tolist()
+        rounds_after = len(round_onehot) - 1 - round_onehot.index(1.0)
+        worth = self.worth(unseen.tolist(), rounds_after)
+        piles = views["piles"].astype(np.int64).tolist()
+        in_piles = [sum(column) for column in zip(*piles, strict=True)]
         if views["chooser"][0]:
-            others_have = [sum(row[r] for row in piles[1:]) for r in range(NUM_RANKS)]
-            values = {r: worth[r] * (1 + others_have[r]) + 1e-3 * rng.random() for r in legal}
-            return max(values, key=values.get)
+            # Face value plus the others' cards knocked out (our own cards of it stay).
+            values = [worth[r] * (1 + in_piles[r] - piles[0][r]) for r in legal]
+            return legal[int(np.argmax(np.add(values, 1e-3 * rng.random(len(legal)))))]
         if len(legal) == 1:
             return legal[0]
+        n = self.num_players
+        pool = views["pool"].astype(np.int64).tolist()
         last = int(np.argmax(views["last_actor"]))
-        unseen_cards = np.repeat(np.arange(NUM_RANKS), unseen)
-        scores = dict.fromkeys(legal, 0.0)
-        for _ in range(SAMPLES):
-            others = rng.choice(unseen_cards, self.num_players - 1, replace=False).tolist()
-            for card in legal:
-                scores[card] += self._imagine([card, *others], pool, piles, last, worth)
-        keep = 0.0 if last_round else KEEP_WEIGHT
-        values = {
-            card: scores[card] / SAMPLES - keep * VALUES[card] + 1e-3 * rng.random()
-            for card in legal
-        }
-        return max(values, key=values.get)
+        # SAMPLES deals of the others' cards from the unseen ones, without replacement.
+        unseen_cards = np.repeat(RANK_INDEX, unseen)
+        picks = rng.random((SAMPLES, len(unseen_cards))).argsort(axis=1)[:, : n - 1]
+        deals = unseen_cards[picks].tolist()
+        keep = KEEP_WEIGHT if rounds_after else 0.0
+        best, best_value = legal[0], -1e9
+        for card, noise in zip(legal, (1e-3 * rng.random(len(legal))).tolist(), strict=True):
+            total = sum(
+                self._imagine([card, *others], pool, piles, in_piles, last, worth)
+                for others in deals
+            )
+            value = total / SAMPLES - keep * (card + 1) + noise
+            if value > best_value:
+                best, best_value = card, value
+        return best
