@@ -10,7 +10,9 @@ PettingZoo's ``rps_v2`` and ``connect_four_v3`` through ``env()``, and
 OpenSpiel's ``goofspiel(num_cards=13)`` as a turn-based game reading
 ``observation_tensor()`` at every decision (its chance nodes, the point cards, are
 played but not counted as steps; install the ``[bench]`` extra). Each figure
-is the median, min and max over repeats; ratios are to ``rps_v2 env()``.
+is the median, min and max over repeats, each repeat running every case once in
+turn (so load changes on a shared machine fall on all cases alike); ratios are to
+``rps_v2 env()`` and to goofspiel.
 """
 
 from __future__ import annotations
@@ -129,9 +131,7 @@ def openspiel_runner() -> Runner:
     return run
 
 
-def measure(run: Runner, seconds: float, repeats: int) -> dict[str, float]:
-    run(min(seconds, 0.2))  # warm up
-    rates = [run(seconds) for _ in range(repeats)]
+def summarise(rates: list[tuple[int, int]], seconds: float) -> dict[str, float]:
     steps = [s / seconds for s, _ in rates]
     games = [g / seconds for _, g in rates]
     return {
@@ -177,11 +177,19 @@ def main() -> None:
     parser.add_argument("--out", default="runs/benchmark", help="path stem of the JSON and CSV")
     args = parser.parse_args()
 
-    rows = []
-    for name, interface, run in cases(args.ids or envs.ids()):
-        rows.append(
-            {"env": name, "interface": interface, **measure(run, args.seconds, args.repeats)}
-        )
+    # Every repeat runs every case once, so a change in the machine's load falls on all
+    # cases of a repeat alike rather than on whichever case ran at that moment.
+    measured = cases(args.ids or envs.ids())
+    for _, _, run in measured:
+        run(0.1)  # warm up
+    rates: list[list[tuple[int, int]]] = [[] for _ in measured]
+    for _ in range(args.repeats):
+        for index, (_, _, run) in enumerate(measured):
+            rates[index].append(run(args.seconds))
+    rows = [
+        {"env": name, "interface": interface, **summarise(rates[i], args.seconds)}
+        for i, (name, interface, _) in enumerate(measured)
+    ]
     reference = next(r for r in rows if r["env"] == "rps_v2")["steps_per_s"]
     goofspiel = next(r for r in rows if r["env"].startswith("goofspiel"))["steps_per_s"]
     for row in rows:

@@ -14,6 +14,7 @@ so a caller that keeps or shares them can never corrupt them.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,23 @@ class Table:
         self.state._apply(dict(sorted(joint.items())))  # validated above, seat order
         self._state_changed()
         return self.tracker.rewards(self.state.scores, self.terminal)
+
+    def determinise(self, player: int, rng: np.random.Generator) -> Table:
+        """A table ``player`` cannot tell from this one: the state resampled for them
+        (``State.resample``) and every other player's pending face-down commitment drawn
+        again among its legal actions there; ``player``'s own commitment is kept."""
+        twin = Table.__new__(Table)
+        twin.game, twin.no_actions = self.game, self.no_actions
+        twin.tracker = copy.deepcopy(self.tracker)
+        twin.state = self.state.resample(player, rng)
+        twin._state_changed()
+        twin.pending = {}
+        for other, action in self.pending.items():
+            if other != player:
+                legal = np.flatnonzero(twin.state.legal_mask(other))
+                action = int(legal[rng.integers(len(legal))])
+            twin.pending[other] = action
+        return twin
 
     # --- what the views read ---------------------------------------------------------
     def _legal(self, player: int) -> np.ndarray:
