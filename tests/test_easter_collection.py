@@ -3,6 +3,7 @@ information, the observation layout and the heuristic."""
 
 from __future__ import annotations
 
+import pickle
 import re
 
 import numpy as np
@@ -19,6 +20,7 @@ from envs.easter_collection.rules import (
     EasterCollectionState,
     card_index,
     card_name,
+    positions_by_suit,
 )
 from training.agents.easter_collection import EasterCollectionHeuristic
 from training.tournament import seat_rotated
@@ -563,3 +565,297 @@ def test_heuristic_beats_random(num_players, variant):
     ] * (num_players - 1)
     records = seat_rotated(game, lineup, 120, seed=7)
     assert np.mean(records["heuristic"].scores) > np.mean(records["random"].scores) + 2
+
+
+# --- determinisation -------------------------------------------------------------------------
+
+
+def unknown_to(state: EasterCollectionState, player: int) -> set[int]:
+    """Cards ``player`` cannot place: the deck, other hands, others' face-down bids, buried."""
+    cards_ = set(state.deck[state.next_card :]) | set(np.flatnonzero(state.buried).tolist())
+    for seat in range(state.game.num_players):
+        if seat != player:
+            cards_ |= set(np.flatnonzero(state.hands[seat]).tolist())
+    return cards_ | {state.chosen[s] for s in state.hidden_bids(player)}
+
+
+def test_resample_redeals_what_the_player_has_not_seen_and_keeps_the_rest():
+    game, state = placing_state("KS", "5H")  # seat 2 places; seat 0's spade, seat 1's heart
+    before = pickle.dumps(state)
+    pool = unknown_to(state, 2)
+    bids0, bids1, hands0, decks = set(), set(), set(), set()
+    for seed in range(40):
+        sample = state.resample(2, np.random.default_rng(seed))
+        sample.check_invariants()
+        assert np.array_equal(game.observation(sample, 2), game.observation(state, 2))
+        assert str(sample) == str(state) and sample.to_act() == (2,)
+        # Fixed: own hand and bid, the table, who placed where, sizes, piles.
+        assert hand_of(sample, 2) == {"6D", "8D", "9D"} and sample.chosen[2] == card_index("7H")
+        assert sample.table == state.table and sample.target == state.target
+        assert len(sample.deck) - sample.next_card == len(state.deck) - state.next_card
+        assert sample.hands.sum(axis=1).tolist() == [3, 3, 3]
+        assert np.array_equal(sample.piles, state.piles)
+        # Moved, within the pool of unknown cards and keeping the public suits.
+        assert unknown_to(sample, 2) == pool
+        assert card_name(sample.chosen[0])[-1] == "S" and card_name(sample.chosen[1])[-1] == "H"
+        bids0.add(sample.chosen[0])
+        bids1.add(sample.chosen[1])
+        hands0.add(frozenset(np.flatnonzero(sample.hands[0]).tolist()))
+        decks.add(tuple(sample.deck[sample.next_card :]))
+    assert len(bids0) > 5 and len(bids1) > 5 and len(hands0) == 40 and len(decks) == 40
+    assert pickle.dumps(state) == before  # the real state is untouched
+
+
+def test_resample_keeps_the_placing_seats_bid_in_a_suit_matching_twice():
+    game = make(3)
+    # Hearts lie twice on the table, spades and clubs once, diamonds not at all.
+    state = deal(
+        game,
+        table="2H 3S 9H 4C",
+        hands=["KS 7D AC 2D", "5H 3D 4D 5D", "7H 6D 8D 9D"],
+        start=0,
+    )
+    play(state, "KS", "5H", "7H")
+    assert state.to_act() == (1,)  # seat 0's spade is placed; seat 1 must choose a heart
+    for seed in range(30):
+        sample = state.resample(0, np.random.default_rng(seed))
+        sample.check_invariants()
+        assert card_name(sample.chosen[1])[-1] == "H"  # asked, so a heart
+        assert sample.chosen[0] == card_index("KS")  # own bid
+        assert sample.target[2] == -1 and sample.chosen[2] >= 0  # not placed yet: any card
+        assert np.array_equal(game.observation(sample, 0), game.observation(state, 0))
+    suits = {
+        card_name(state.resample(0, np.random.default_rng(s)).chosen[2])[-1] for s in range(40)
+    }
+    assert len(suits) >= 3  # seat 2's unplaced bid may be any suit
+
+
+def test_resample_in_the_last_round_redeals_the_cards_discarded_unseen():
+    game = make(3)  # the last round has 2 cards for 3 players: both are buried
+    state = EasterCollectionState(game, np.random.default_rng(0), deck=list(range(52)))
+    rng = np.random.default_rng(0)
+    while not state.last_round:
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    buried = set(np.flatnonzero(state.buried).tolist())
+    assert buried and len(state.deck) == state.next_card
+    moved = False
+    for seed in range(20):
+        sample = state.resample(0, np.random.default_rng(seed))
+        sample.check_invariants()
+        assert unknown_to(sample, 0) == unknown_to(state, 0)
+        assert hand_of(sample, 0) == hand_of(state, 0)
+        moved |= set(np.flatnonzero(sample.buried).tolist()) != buried
+    assert moved
+    play_out(state, rng)
+    final = state.resample(1, np.random.default_rng(0))
+    assert np.array_equal(final.buried, state.buried) and final.is_terminal()
+
+
+def test_resampled_games_play_on_with_their_own_chance():
+    game = make(4)
+    state = game.new_initial_state(np.random.default_rng(3))
+    a = state.resample(0, np.random.default_rng(1))
+    b = state.resample(0, np.random.default_rng(2))
+    assert a.rng is not state.rng and a.rng.random() != b.rng.random()
+    for sample in (a, b):
+        play_out(sample, np.random.default_rng(0))
+        sample.check_invariants()
+
+
+def test_clone_continues_identically_and_independently():
+    game = make(3)
+    state = game.new_initial_state(np.random.default_rng(8))
+    play(state, *[card_name(int(np.flatnonzero(state.hands[p])[0])) for p in range(3)])
+    twin = state.clone()
+    assert twin.game is state.game and pickle.dumps(twin) == pickle.dumps(state)
+    play_out(twin, np.random.default_rng(1))
+    assert not twin.piles.any() or not np.array_equal(twin.piles, state.piles)
+    assert not state.is_terminal()  # playing the twin left the original alone
+    play_out(state, np.random.default_rng(1))
+    assert pickle.dumps(twin) == pickle.dumps(state)
+
+
+# --- invariants ------------------------------------------------------------------------------
+
+
+def corrupt(state: EasterCollectionState, corruption: str) -> str:
+    """Break one invariant of the 3-player placing state; return the expected message."""
+    n = state.game.num_players
+    next_in_deck = state.deck[state.next_card]
+    in_hand = int(np.flatnonzero(state.hands[0])[0])
+    if corruption == "a card in two places":
+        state.hands[0, next_in_deck] = True
+        return f"{card_name(next_in_deck)} is in 2 places"
+    if corruption == "a card lost":
+        state.deck.remove(next_in_deck)
+        return f"{card_name(next_in_deck)} is in 0 places"
+    if corruption == "hands of different sizes":
+        state.hands[0, in_hand], state.hands[1, in_hand] = False, True
+        return "hands hold"
+    if corruption == "points the piles do not explain":
+        state.points_twice += 1
+        return "points .* but piles say"
+    if corruption == "the two copies of a pile differ":
+        state.piles_twice[n, card_index("2S")] = True
+        return "two copies of piles_twice differ"
+    if corruption == "a card played by two seats":
+        state.played_twice[:, card_index("8D")] = True
+        return "played by two seats"
+    if corruption == "a played card still in a hand":
+        state.played_twice[[0, n], in_hand] = True
+        return "neither in a pile nor discarded"
+    if corruption == "never_shown out of date":
+        state.never_shown[next_in_deck] = False
+        return "never_shown out of date"
+    if corruption == "suit positions out of date":
+        state.suit_positions = ((), (), (0, 2, 3), (1,))
+        return "suit positions out of date"
+    if corruption == "a bid beside a table card of another suit":
+        state.target[1] = 3  # seat 1's heart beside the 4C
+        return "seat 1 off suit"
+    if corruption == "the wrong seat placing":
+        state.placing = 1
+        return "placing seat"
+    assert corruption == "a seat placed out of turn"
+    state.target[2] = 0
+    return "seat 2 placed out of turn"
+
+
+CORRUPTIONS = [
+    "a card in two places",
+    "a card lost",
+    "hands of different sizes",
+    "points the piles do not explain",
+    "the two copies of a pile differ",
+    "a card played by two seats",
+    "a played card still in a hand",
+    "never_shown out of date",
+    "suit positions out of date",
+    "a bid beside a table card of another suit",
+    "the wrong seat placing",
+    "a seat placed out of turn",
+]
+
+
+@pytest.mark.parametrize("corruption", CORRUPTIONS)
+def test_check_invariants_catches_each_broken_invariant(corruption):
+    _, state = placing_state("KS", "5H")
+    state.check_invariants()
+    message = corrupt(state, corruption)
+    with pytest.raises(AssertionError, match=message):
+        state.check_invariants()
+
+
+def test_check_invariants_catches_bids_while_choosing_and_cards_left_at_the_end():
+    game = make(2)
+    state = deal(game, table="2H 3S 9H 4C", hands=["5H KS 7D AC", "6H 2D 3D 4D"])
+    state.check_invariants()
+    state.target[1] = 2
+    with pytest.raises(AssertionError, match="before choosing"):
+        state.check_invariants()
+    state = game.new_initial_state(np.random.default_rng(0))
+    play_out(state, np.random.default_rng(0))
+    state.check_invariants()
+    card = int(np.flatnonzero(state.discards)[0])
+    state.discards[card] = False
+    state.table[0] = card
+    state.suit_positions = positions_by_suit(state.table)
+    with pytest.raises(AssertionError, match="game over with cards on the table"):
+        state.check_invariants()
+
+
+def test_check_invariants_catches_wrong_chips_in_secret_positions():
+    game = make(2, variant="secret_positions")
+    state = deal(game, table="2H 9H 3S 4C", hands=["5H KS 7D AC", "6H 2D 3D 4D"])
+    state.check_invariants()
+    state.chip_cards = np.zeros_like(state.chip_cards)
+    with pytest.raises(AssertionError, match="chip 0 takes wrong cards"):
+        state.check_invariants()
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+def test_invariants_and_the_decision_bound_hold_over_random_play(num_players, variant):
+    game = make(num_players, variant=variant)
+    expected = (2 if variant == "standard" else 1) * num_players * (48 // num_players)
+    assert game.max_decisions == expected
+    for seed in range(8):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        decisions = 0
+        while not state.is_terminal():
+            state.check_invariants()
+            decisions += len(state.to_act())
+            state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+        state.check_invariants()
+        assert decisions <= game.max_decisions
+
+
+# --- the fast encoder against an obvious one -------------------------------------------------
+
+
+def reference_observation(game: EasterCollectionGame, state: EasterCollectionState, player: int):
+    """The observation written the slow, obvious way from the public rules fields."""
+    n = game.num_players
+    flat = game.observation_layout.zeros()
+    v = game.observation_layout.views(flat)
+    seats = [(player + k) % n for k in range(n)]
+    v["hand"][:] = state.hands[player]
+    known = state.hands[player].copy() | state.discards | state.piles.any(axis=0)
+    if state.phase == PHASE_PLACE:
+        v["chosen"][state.chosen[player]] = 1
+        known[state.chosen[player]] = True
+        for row, seat in enumerate(seats):
+            if state.target[seat] >= 0:
+                v["placed"][row] = 1
+                if state.target[seat] < 4:
+                    v["bids"][state.target[seat], row] = 1
+    for position, card in enumerate(state.table):
+        if card >= 0:
+            v["table"][position, card] = 1
+            known[card] = True
+    v["discards"][:] = state.discards
+    v["unseen"][:] = ~known
+    v["deck"][0] = len(state.deck) - state.next_card
+    v["round"][min(state.round, 5)] = 1
+    v["last_round"][0] = state.last_round
+    if state.phase != PHASE_DONE:
+        v["bid"][state.bid] = 1
+        v["phase"][state.phase] = 1
+    v["start"][seats.index(state.start_player)] = 1
+    for row, seat in enumerate(seats):
+        v["score_piles"][row] = state.piles[seat]
+        v["played"][row] = state.played[seat]
+        v["scores"][row] = state.points[seat]
+    return flat
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 5])
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+def test_encoder_and_masks_match_the_obvious_versions(num_players, variant):
+    game = make(num_players, variant=variant)
+    for seed in range(4):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        while True:
+            for p in range(num_players):
+                expected = reference_observation(game, state, p)
+                assert np.array_equal(game.observation(state, p), expected)
+                mask = np.zeros(game.num_actions, dtype=bool)
+                if p in state.to_act() and state.phase == PHASE_CHOOSE:
+                    for card in np.flatnonzero(state.hands[p]):
+                        suits = [
+                            k for k, t in enumerate(state.table) if t >= 0 and t // 13 == card // 13
+                        ]
+                        if game.secret:  # a suit's positions, else the blank chip
+                            for chip in suits or [4]:
+                                mask[chip * 52 + card] = True
+                        else:
+                            mask[card] = True
+                elif p in state.to_act():
+                    for k, t in enumerate(state.table):
+                        mask[PLACE + k] = t >= 0 and t // 13 == state.chosen[p] // 13
+                assert np.array_equal(state.legal_mask(p), mask)
+            if state.is_terminal():
+                break
+            state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})

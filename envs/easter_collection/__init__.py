@@ -108,6 +108,28 @@ hand, and the face-down bids of the placing phase).
   blank means discard. Every player is asked even when their card and chip are forced,
   since skipping a player would reveal something about their hidden card.
 
+## Game length
+
+At most `max_decisions = k × N × ⌊48 / N⌋` decisions (each chooser's action counts one;
+`k` = 2 in the standard game, 1 with secret positions): 96, 96, 96, 90 decisions for 2-5
+players (48, 48, 48, 45 with secret positions). Every bid takes one card from each hand
+and the hands get at most the 48 cards left after the first round's table, so a game
+has at most ⌊48 / N⌋ bids; a bid asks every seat to choose a card and, in the standard
+game, each seat at most once more to place it.
+
+## Determinisation
+
+`state.resample(player, rng)` deals again, at random, every card `player` has not seen:
+the rest of the deck (in a new order), the other hands, the other seats' face-down
+bids of the placing phase and the cards discarded unseen (the end of the deck in the
+last round, the hands at the end). What is fixed: `player`'s hand and own bid, the
+table, the score piles, the face-up discards, who has placed where, hand sizes, the
+deck size, the round and the start player. Public constraints are kept: a bid lying
+beside a table card has that card's suit, and the bid of the seat being asked to place
+has a suit that matches several table cards (that is why it is asked). With secret
+positions no bid is ever face down between decisions (cards and chips are revealed
+together). The sample has its own RNG, so later chance events differ too.
+
 ## Version history
 
 - v0: initial release.

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from envs.core.game import relative_seats
 from envs.core.observation import ObservationLayout
 
 if TYPE_CHECKING:
@@ -48,39 +47,39 @@ def layout(game: EasterCollectionGame) -> ObservationLayout:
 
 
 def encode(state: EasterCollectionState, player: int, views: dict[str, np.ndarray]) -> None:
-    seats = relative_seats(player, state.game.num_players)
-    hand = views["hand"]
-    hand[:] = state.hands[player]
-    known = hand.copy()
-    chosen = state.chosen[player]
-    if chosen >= 0 and state.phase == PHASE_PLACE:
+    n = state.game.num_players
+    hand = state.hands[player]
+    views["hand"][:] = hand
+    # Unseen: never turned face up (kept by the state) and not in the observer's hand.
+    unseen = views["unseen"]
+    unseen[:] = state.never_shown > hand
+    placing = state.phase == PHASE_PLACE
+    if placing:
+        chosen = state.chosen[player]
         views["chosen"][chosen] = 1
-        known[chosen] = 1
+        unseen[chosen] = 0
     table = views["table"]
     for position, card in enumerate(state.table):
         if card >= 0:
             table[position, card] = 1
-            known[card] = 1
     views["discards"][:] = state.discards
-    piles = views["score_piles"]
-    piles[:] = state.piles[seats]
-    known += state.discards
-    known += piles.sum(axis=0)
-    views["unseen"][:] = known == 0
     views["deck"][0] = len(state.deck) - state.next_card
     views["round"][min(state.round, MAX_ROUNDS - 1)] = 1
-    views["last_round"][0] = state.last_round
+    if state.last_round:
+        views["last_round"][0] = 1
     if state.phase <= PHASE_PLACE:
         views["bid"][state.bid] = 1
         views["phase"][state.phase] = 1
-    views["start"][(state.start_player - player) % len(seats)] = 1
-    if state.phase == PHASE_PLACE:
+    views["start"][(state.start_player - player) % n] = 1
+    if placing:
         bids, placed = views["bids"], views["placed"]
-        for row, seat in enumerate(seats):
-            target = state.target[seat]
+        for seat, target in enumerate(state.target):
             if target >= 0:
+                row = (seat - player) % n
                 placed[row] = 1
                 if target < NUM_POSITIONS:
                     bids[target, row] = 1
-    views["played"][:] = state.played[seats]
-    views["scores"][:] = state.points[seats]
+    # Per-seat rows from the observer's seat on: the state keeps them twice over.
+    views["score_piles"][:] = state.piles_twice[player : player + n]
+    views["played"][:] = state.played_twice[player : player + n]
+    views["scores"][:] = state.points_twice[player : player + n]

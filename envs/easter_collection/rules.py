@@ -6,6 +6,7 @@ and suits clubs, diamonds, hearts, spades (0-3).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -51,6 +52,33 @@ def card_index(name: str) -> int:
     return SUITS.index(name[-1]) * NUM_RANKS + RANKS.index(name[:-1])
 
 
+def positions_by_suit(table: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """For each suit, the positions of ``table`` (cards or -1) holding it."""
+    found: tuple[list[int], ...] = ([], [], [], [])
+    for position, card in enumerate(table):
+        if card >= 0:
+            found[SUIT_OF[card]].append(position)
+    return tuple(map(tuple, found))
+
+
+def cards_by_chip(suit_positions: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    """Secret positions: a read-only (chip, card) bool array of the cards each chip may go
+    with, given ``positions_by_suit`` of the table: a position's chip takes the suit of its
+    table card, the blank chip the suits on no table card. Cached: few tables occur."""
+    allowed = _CARDS_BY_CHIP.get(suit_positions)
+    if allowed is None:
+        allowed = np.zeros((NUM_CHIPS, NUM_CARDS), dtype=bool)
+        for suit, positions in enumerate(suit_positions):
+            for position in positions or (BLANK,):
+                allowed[position] |= SUIT_MASK[suit]
+        allowed.flags.writeable = False
+        _CARDS_BY_CHIP[suit_positions] = allowed
+    return allowed
+
+
+_CARDS_BY_CHIP: dict[tuple[tuple[int, ...], ...], np.ndarray] = {}
+
+
 @dataclass(frozen=True)
 class EasterCollectionConfig(Config):
     """Options: ``num_players`` 2-5; ``variant`` ``"standard"`` or ``"secret_positions"``;
@@ -73,7 +101,8 @@ class EasterCollectionConfig(Config):
 
 class EasterCollectionState(State):
     """One position. ``deck`` (cards in dealing order) and ``start_player`` may be given to
-    script a deal; by default both are drawn from ``rng``."""
+    script a deal; by default both are drawn from ``rng``. A scripted deck may be short: the
+    cards it leaves out are set aside (``unused``) and take no part in the game."""
 
     game: EasterCollectionGame
 
@@ -94,16 +123,28 @@ class EasterCollectionState(State):
         #: The deck in dealing order; ``deck[next_card:]`` is still to be dealt.
         self.deck = [int(c) for c in deck]
         self.next_card = 0
+        #: Cards left out of a scripted short deck (never in play).
+        self.unused = np.zeros(NUM_CARDS, dtype=bool)
+        if len(self.deck) < NUM_CARDS:
+            self.unused[:] = True
+            self.unused[self.deck] = False
         self.hands = np.zeros((n, NUM_CARDS), dtype=bool)
         self.hand_size = 0  # every hand always holds the same number of cards
         #: The card at each table position, -1 when empty.
         self.table = [-1] * NUM_POSITIONS
-        self.piles = np.zeros((n, NUM_CARDS), dtype=bool)
-        #: Cards each seat has played that were turned face up (bids and discards).
-        self.played = np.zeros((n, NUM_CARDS), dtype=bool)
+        # Score piles, played cards and points are kept twice over (rows n to 2n - 1 repeat
+        # rows 0 to n - 1), so that the encoder copies them from any seat on in one slice;
+        # read them through ``piles``, ``played`` and ``points``.
+        self.piles_twice = np.zeros((2 * n, NUM_CARDS), dtype=bool)
+        self.played_twice = np.zeros((2 * n, NUM_CARDS), dtype=bool)
+        self.points_twice = np.zeros(2 * n, dtype=np.int64)
         #: The face-up discard pile (unmatched bids, leftover table cards).
         self.discards = np.zeros(NUM_CARDS, dtype=bool)
-        self.points = np.zeros(n, dtype=np.int64)
+        #: Cards discarded unseen: the rest of the deck in the last round, hands at the end.
+        self.buried = np.zeros(NUM_CARDS, dtype=bool)
+        #: Cards never turned face up (deck, hands, face-down bids, discarded unseen): kept
+        #: up to date so that the encoder need not recompute it.
+        self.never_shown = np.ones(NUM_CARDS, dtype=bool)
         self.round = 0
         self.bid = 0
         self.phase = PHASE_CHOOSE
@@ -112,8 +153,23 @@ class EasterCollectionState(State):
         self.bids_per_round: list[int] = []
         #: The last reveal, for the render: (seat, card, table card or -1, won).
         self.last_result: list[tuple[int, int, int, bool]] = []
-        self._everyone = tuple(range(n))
         self._start_round()
+
+    @property
+    def piles(self) -> np.ndarray:
+        """piles[seat]: the cards in each seat's score pile (read only)."""
+        return self.piles_twice[: self.game.num_players]
+
+    @property
+    def played(self) -> np.ndarray:
+        """played[seat]: the cards each seat has played that were turned face up (bids and
+        discards; read only)."""
+        return self.played_twice[: self.game.num_players]
+
+    @property
+    def points(self) -> np.ndarray:
+        """The points in each seat's score pile (read only)."""
+        return self.points_twice[: self.game.num_players]
 
     # --- flow ----------------------------------------------------------------------
     def _start_round(self) -> None:
@@ -121,6 +177,8 @@ class EasterCollectionState(State):
         remaining = len(self.deck) - self.next_card
         on_table = min(NUM_POSITIONS, remaining)
         self.table = self.deck[self.next_card : self.next_card + on_table]
+        for card in self.table:
+            self.never_shown[card] = False
         self.table += [-1] * (NUM_POSITIONS - on_table)
         self.next_card += on_table
         remaining -= on_table
@@ -131,13 +189,15 @@ class EasterCollectionState(State):
             per_player, self.last_round = HAND_SIZE - self.hand_size, remaining == need
         else:
             per_player, self.last_round = (1 if remaining >= n else 0), True
+        seats = self.game.seat_orders[self.start_player]
         for _ in range(per_player):
-            for k in range(n):
-                self.hands[(self.start_player + k) % n, self.deck[self.next_card]] = True
+            for seat in seats:
+                self.hands[seat, self.deck[self.next_card]] = True
                 self.next_card += 1
         self.hand_size += per_player
-        if self.last_round:
-            self.next_card = len(self.deck)  # the rest is discarded unseen
+        if self.last_round:  # the rest of the deck is discarded unseen
+            self.buried[self.deck[self.next_card :]] = True
+            self.next_card = len(self.deck)
         self.bid = 0
         self._start_bid()
 
@@ -146,13 +206,17 @@ class EasterCollectionState(State):
         self.chosen = [-1] * n
         #: Where each seat's bid went this bid: -1 not yet, a position 0-3, or DISCARD.
         self.target = [-1] * n
+        #: The table positions holding each suit (fixed during a bid).
+        self.suit_positions = positions_by_suit(self.table)
+        if self.game.secret:
+            self.chip_cards = cards_by_chip(self.suit_positions)
         self.num_placed = 0
         self.placing = -1
         self.phase = PHASE_CHOOSE
         # Standard: a single card in hand is played without asking (hand sizes are public).
         # Secret positions always ask, since the legal chips depend on the hidden card.
         if not self.game.secret and self.hand_size == 1:
-            self._choose({p: int(np.flatnonzero(self.hands[p])[0]) for p in range(n)})
+            self._choose({p: int(self.hands[p].argmax()) for p in range(n)})
 
     def _choose(self, cards: Mapping[int, int]) -> None:
         for seat, card in cards.items():
@@ -162,16 +226,16 @@ class EasterCollectionState(State):
         self.phase = PHASE_PLACE
         self._advance_placing()
 
-    def matching_positions(self, card: int) -> list[int]:
-        suit = SUIT_OF[card]
-        return [k for k, t in enumerate(self.table) if t >= 0 and SUIT_OF[t] == suit]
+    def matching_positions(self, card: int) -> tuple[int, ...]:
+        """The table positions whose card has the suit of ``card``."""
+        return self.suit_positions[SUIT_OF[card]]
 
     def _advance_placing(self) -> None:
         """Place from the start player clockwise; stop at a seat with a real choice."""
         n = self.game.num_players
         while self.num_placed < n:
             seat = (self.start_player + self.num_placed) % n
-            matches = self.matching_positions(self.chosen[seat])
+            matches = self.suit_positions[SUIT_OF[self.chosen[seat]]]
             if len(matches) > 1:
                 self.placing = seat
                 return
@@ -187,35 +251,45 @@ class EasterCollectionState(State):
         card = self.chosen[seat]
         self.target[seat] = DISCARD
         self.discards[card] = True
-        self.played[seat, card] = True
+        self.never_shown[card] = False
+        self.played_twice[seat, card] = self.played_twice[seat + self.game.num_players, card] = True
 
     def _reveal(self) -> None:
         n = self.game.num_players
-        seats = [(self.start_player + k) % n for k in range(n)]
-        won = dict.fromkeys(seats, False)
-        table_card = dict.fromkeys(seats, -1)
-        for position, card in enumerate(self.table):
-            bidders = [s for s in seats if self.target[s] == position]
-            if not bidders:
-                continue
-            winner = max(bidders, key=lambda s: self.game.bid_key(self.chosen[s], card))
-            won[winner] = True
-            self.piles[winner, card] = True
-            self.points[winner] += POINTS[card]
-            for seat in bidders:
-                table_card[seat] = card
-                self.piles[winner, self.chosen[seat]] = True
-                self.points[winner] += POINTS[self.chosen[seat]]
-            self.table[position] = -1
+        seats = self.game.seat_orders[self.start_player]
+        chosen, target, table = self.chosen, self.target, self.table
+        before = list(table)
+        bidders: tuple[list[int], ...] = ([], [], [], [])
         for seat in seats:
-            self.played[seat, self.chosen[seat]] = True
-        self.last_result = [(s, self.chosen[s], table_card[s], won[s]) for s in seats]
-        self.chosen = [-1] * n
-        self.target = [-1] * n
+            card = chosen[seat]
+            self.played_twice[seat, card] = self.played_twice[seat + n, card] = True
+            self.never_shown[card] = False
+            if target[seat] != DISCARD:
+                bidders[target[seat]].append(seat)
+        winners = []
+        for position, group in enumerate(bidders):
+            if not group:
+                continue
+            card = table[position]
+            strength = self.game.bid_strength[card]
+            winner = max(group, key=lambda seat: strength[chosen[seat]])
+            winners.append(winner)
+            won = [card] + [chosen[seat] for seat in group]
+            gained = sum(POINTS[c] for c in won)
+            for row in (winner, winner + n):
+                self.piles_twice[row, won] = True
+                self.points_twice[row] += gained
+            table[position] = -1
+        self.last_result = [
+            (s, chosen[s], before[target[s]] if target[s] != DISCARD else -1, s in winners)
+            for s in seats
+        ]
         self.bid += 1
-        if self.bid < 2 and max(self.table) >= 0:
+        if self.bid < 2 and max(table) >= 0:
             self._start_bid()
         else:
+            self.chosen = [-1] * n
+            self.target = [-1] * n
             self._end_round()
 
     def _end_round(self) -> None:
@@ -226,8 +300,10 @@ class EasterCollectionState(State):
         self.bids_per_round.append(self.bid)
         if self.last_round:
             self.phase = PHASE_DONE
-            self.hands[:] = False  # the players discard what is left in hand
+            self.buried |= self.hands.any(axis=0)  # the players discard what is left in hand
+            self.hands[:] = False
             self.hand_size = 0
+            self.suit_positions = positions_by_suit(self.table)
             return
         self.start_player = (self.start_player + 1) % self.game.num_players
         self.round += 1
@@ -236,28 +312,25 @@ class EasterCollectionState(State):
     # --- State interface -----------------------------------------------------------
     def to_act(self) -> tuple[int, ...]:
         if self.phase == PHASE_CHOOSE:
-            return self._everyone
+            return self.game.everyone
         if self.phase == PHASE_PLACE:
             return (self.placing,)
         return ()
 
     def legal_mask(self, player: int) -> np.ndarray:
-        mask = np.zeros(self.game.num_actions, dtype=bool)
+        game = self.game
         if self.phase == PHASE_CHOOSE:
-            hand = self.hands[player]
-            if not self.game.secret:
-                mask[:NUM_CARDS] = hand
+            if game.secret:  # chip k is legal with the cards of its position's suit
+                mask = np.empty(game.num_actions, dtype=bool)
+                chips = mask.reshape(NUM_CHIPS, NUM_CARDS)
+                np.logical_and(self.hands[player], self.chip_cards, out=chips)
                 return mask
-            chips = mask.reshape(NUM_CHIPS, NUM_CARDS)
-            unmatched = hand.copy()
-            for position, card in enumerate(self.table):
-                if card >= 0:
-                    suit = SUIT_MASK[SUIT_OF[card]]
-                    chips[position] = hand & suit
-                    unmatched &= ~suit
-            chips[BLANK] = unmatched
-        elif self.phase == PHASE_PLACE and player == self.placing:
-            for position in self.matching_positions(self.chosen[player]):
+            mask = np.zeros(game.num_actions, dtype=bool)
+            mask[:NUM_CARDS] = self.hands[player]
+            return mask
+        mask = np.zeros(game.num_actions, dtype=bool)
+        if self.phase == PHASE_PLACE and player == self.placing:
+            for position in self.suit_positions[SUIT_OF[self.chosen[player]]]:
                 mask[PLACE + position] = True
         return mask
 
@@ -282,6 +355,165 @@ class EasterCollectionState(State):
 
     def scores(self) -> np.ndarray:
         return self.points.astype(np.float64)
+
+    # --- copies, determinisations, invariants --------------------------------------
+    def clone(self) -> EasterCollectionState:
+        return self._copy(copy.deepcopy(self.rng))
+
+    def _copy(self, rng: np.random.Generator) -> EasterCollectionState:
+        """A copy sharing only the game and immutable values, with ``rng``."""
+        other = copy.copy(self)
+        other.rng = rng
+        for name in (
+            "hands",
+            "piles_twice",
+            "played_twice",
+            "points_twice",
+            "discards",
+            "buried",
+            "never_shown",
+        ):
+            setattr(other, name, getattr(self, name).copy())
+        for name in ("deck", "table", "chosen", "target", "bids_per_round", "last_result"):
+            setattr(other, name, list(getattr(self, name)))
+        return other
+
+    def hidden_bids(self, player: int) -> list[int]:
+        """Seats other than ``player`` whose bid lies face down (standard, placing phase)."""
+        if self.phase != PHASE_PLACE:
+            return []
+        return [
+            s for s in range(self.game.num_players) if s != player and self.target[s] != DISCARD
+        ]
+
+    def resample(self, player: int, rng: np.random.Generator) -> EasterCollectionState:
+        """Deal the cards ``player`` has not seen (the deck, the other hands, the others'
+        face-down bids, the cards discarded unseen) again at random. A bid placed beside a
+        table card keeps that card's suit, and the bid of the seat now placing keeps a suit
+        that matches several table cards (that is why it was asked)."""
+        sample = self._copy(np.random.default_rng(rng.integers(2**63)))
+        n = self.game.num_players
+        others = [s for s in range(n) if s != player]
+        bids = self.hidden_bids(player)
+        remaining = self.deck[self.next_card :]
+        pool = [self.chosen[s] for s in bids] + remaining
+        for seat in others:
+            pool += np.flatnonzero(self.hands[seat]).tolist()
+        pool += np.flatnonzero(self.buried).tolist()
+        pool = [pool[i] for i in rng.permutation(len(pool))]
+
+        def draw(suits: tuple[int, ...] | None) -> int:
+            """The first card of the shuffled pool with one of ``suits`` (any if None)."""
+            for i, card in enumerate(pool):
+                if suits is None or SUIT_OF[card] in suits:
+                    return pool.pop(i)
+            raise AssertionError(f"no card of suits {suits} left to resample")
+
+        # Most constrained first, so that a draw never leaves a later bid without a card:
+        # placed bids need one suit, the placing seat one of the suits matching twice.
+        placed = [s for s in bids if self.target[s] >= 0]
+        for seat in placed:
+            sample.chosen[seat] = draw((SUIT_OF[self.table[self.target[seat]]],))
+        if self.placing in bids:
+            several = tuple(s for s in range(4) if len(self.suit_positions[s]) > 1)
+            sample.chosen[self.placing] = draw(several)
+        for seat in bids:
+            if seat not in placed and seat != self.placing:
+                sample.chosen[seat] = draw(None)
+        for seat in others:
+            sample.hands[seat] = False
+            sample.hands[seat, pool[: self.hand_size]] = True
+            del pool[: self.hand_size]
+        sample.deck = pool[: len(remaining)]
+        sample.next_card = 0
+        sample.buried[:] = False
+        sample.buried[pool[len(remaining) :]] = True
+        return sample
+
+    def check_invariants(self) -> None:
+        n, game = self.game.num_players, self.game
+        # Every card is in exactly one place.
+        places: list[list[str]] = [[] for _ in range(NUM_CARDS)]
+        for card in self.deck[self.next_card :]:
+            places[card].append("deck")
+        for seat in range(n):
+            for card in np.flatnonzero(self.hands[seat]):
+                places[card].append(f"hand {seat}")
+            for card in np.flatnonzero(self.piles[seat]):
+                places[card].append(f"pile {seat}")
+        if self.phase == PHASE_PLACE:
+            for seat in range(n):
+                if self.target[seat] != DISCARD:  # a discarded bid is in the discards
+                    places[self.chosen[seat]].append(f"bid {seat}")
+        for position, card in enumerate(self.table):
+            if card >= 0:
+                places[card].append(f"table {position + 1}")
+        for name in ("discards", "buried", "unused"):
+            for card in np.flatnonzero(getattr(self, name)):
+                places[card].append(name)
+        for card, where in enumerate(places):
+            assert len(where) == 1, f"{card_name(card)} is in {len(where)} places: {where}"
+        assert 0 <= self.next_card <= len(self.deck), f"next_card {self.next_card} out of range"
+        # Hands, piles and what everyone has seen.
+        assert 0 <= self.hand_size <= HAND_SIZE, f"hand size {self.hand_size}"
+        held = self.hands.sum(axis=1).tolist()
+        assert held == [self.hand_size] * n, f"hands hold {held}, not {self.hand_size} each"
+        for name in ("piles_twice", "played_twice", "points_twice"):
+            twice = getattr(self, name)
+            assert np.array_equal(twice[:n], twice[n:]), f"the two copies of {name} differ"
+        recomputed = (self.piles @ np.array(POINTS)).tolist()
+        assert recomputed == self.points.tolist(), (
+            f"points {self.points} but piles say {recomputed}"
+        )
+        assert self.scores().tolist() == recomputed, "scores() disagree with the piles"
+        face_up = self.piles.any(axis=0) | self.discards
+        assert self.played.sum(axis=0).max() <= 1, "a card was played by two seats"
+        assert not (self.played & ~face_up).any(), (
+            "a played card is neither in a pile nor discarded"
+        )
+        on_table = np.zeros(NUM_CARDS, dtype=bool)
+        on_table[[c for c in self.table if c >= 0]] = True
+        shown = face_up | on_table
+        assert np.array_equal(self.never_shown, ~shown), "never_shown out of date"
+        assert self.suit_positions == positions_by_suit(self.table), "suit positions out of date"
+        if game.secret and self.phase == PHASE_CHOOSE:
+            suits_on_table = {SUIT_OF[c] for c in self.table if c >= 0}
+            for chip in range(NUM_CHIPS):
+                expected = [
+                    SUIT_OF[c] not in suits_on_table
+                    if chip == BLANK
+                    else self.table[chip] >= 0 and SUIT_OF[c] == SUIT_OF[self.table[chip]]
+                    for c in range(NUM_CARDS)
+                ]
+                assert self.chip_cards[chip].tolist() == expected, f"chip {chip} takes wrong cards"
+        # The phase.
+        assert 0 <= self.start_player < n, f"start player {self.start_player}"
+        if self.phase != PHASE_DONE:
+            assert self.bid in (0, 1), f"bid {self.bid} of a round"
+        if self.phase == PHASE_CHOOSE:
+            assert self.chosen == [-1] * n and self.target == [-1] * n, "bids before choosing"
+            assert max(self.table) >= 0, "a bid with an empty table"
+            assert self.hand_size >= (1 if game.secret else 2), "asked to choose with no choice"
+        elif self.phase == PHASE_PLACE:
+            assert not game.secret, "secret positions has no placing step"
+            assert 0 <= self.num_placed < n, f"num_placed {self.num_placed}"
+            assert self.placing == (self.start_player + self.num_placed) % n, "placing seat"
+            assert len(self.matching_positions(self.chosen[self.placing])) > 1, "forced place"
+            for k in range(n):
+                seat = (self.start_player + k) % n
+                target, card = self.target[seat], self.chosen[seat]
+                assert card >= 0, f"seat {seat} has no bid"
+                if k >= self.num_placed:
+                    assert target == -1, f"seat {seat} placed out of turn"
+                elif target == DISCARD:
+                    assert not self.matching_positions(card), f"seat {seat} discarded a match"
+                    assert self.discards[card] and self.played[seat, card], "discard not shown"
+                else:
+                    assert target in self.matching_positions(card), f"seat {seat} off suit"
+        else:
+            assert self.phase == PHASE_DONE, f"phase {self.phase}"
+            assert self.last_round and max(self.table) < 0, "game over with cards on the table"
+            assert self.next_card == len(self.deck), "game over with cards in the deck"
 
     def __str__(self) -> str:
         n = self.game.num_players
@@ -334,11 +566,23 @@ class EasterCollectionGame(Game):
 
     def __init__(self, config: EasterCollectionConfig) -> None:
         super().__init__(config)
+        n = config.num_players
         self.secret = config.variant == "secret_positions"
         self.num_actions = NUM_CHIPS * NUM_CARDS if self.secret else NUM_CARDS + NUM_POSITIONS
+        # Every bid takes one card from each hand, and the hands get at most the 48 cards
+        # left after the first round's table: at most 48 // n bids. A bid asks each seat
+        # to choose and, in the standard game, at most each seat once more to place.
+        self.max_decisions = (1 if self.secret else 2) * n * ((NUM_CARDS - NUM_POSITIONS) // n)
         faces = (0, 0, 0) if config.table_face_value == "zero" else (11, 12, 13)
         #: What a card is worth as a table card (face bids mirror it): A 1, 2-10 face value.
         self.table_value = tuple(faces[r - JACK] if r >= JACK else r + 1 for r in RANK_OF)
+        #: bid_strength[table card][bid]: precomputed ``bid_key``.
+        self.bid_strength = tuple(
+            tuple(self.bid_key(b, t) for b in range(NUM_CARDS)) for t in range(NUM_CARDS)
+        )
+        self.everyone = tuple(range(n))
+        #: seat_orders[s]: the seats going left from seat s.
+        self.seat_orders = tuple(tuple((s + k) % n for k in range(n)) for s in range(n))
         self.observation_layout = observation.layout(self)
 
     def bid_key(self, bid: int, table_card: int) -> int:
