@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.pick_and_pack import SPEC, raw_env
+from envs.pick_and_pack import SPEC, observation, raw_env
 from envs.pick_and_pack.rules import (
     BLUE,
     CHOOSE_END,
@@ -99,18 +99,24 @@ def use_line(state: PickAndPackState, player: int, line: int) -> None:
 
 
 def fill(state: PickAndPackState, player: int, stacks) -> None:
-    state.crates[player] = [list(stack) for stack in stacks]
+    """Set ``player``'s crates, tray by tray (so the apple counts kept with them follow)."""
+    state.crates[player] = [[] for _ in stacks]
+    state.crate_apples[player] = [0] * len(stacks)
+    state.crate_grid[player] = 0
+    for crate, stack in enumerate(stacks):
+        for apples in stack:
+            state._add_tray(player, crate, apples)
 
 
 def random_game(state: PickAndPackState, rng: np.random.Generator) -> tuple[int, int]:
     """Play to the end at random; return the number of moves (claimed trays and used tiles,
-    one per move) and of decision steps."""
-    steps = 0
+    one per move) and of decisions (one per chooser and step)."""
+    decisions = 0
     while not state.is_terminal():
+        decisions += len(state.to_act())
         state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
-        steps += 1
     claimed = int((state.apples == 0).sum())
-    return claimed + int((state.tile_status == USED).sum()), steps
+    return claimed + int((state.tile_status == USED).sum()), decisions
 
 
 # --- options ------------------------------------------------------------------------------
@@ -496,13 +502,14 @@ def test_rulebook_example_red_grabs_the_5_then_malfunctions_a_wholesale():
     assert state.tile_status[BLUE, SIZE + 1] == FLIPPED and state.tile_status[RED, 5] == USED
 
 
-def test_every_game_ends_within_sixty_moves():
-    for placement in ("simultaneous", "alternate", "random"):
+def test_every_game_ends_within_sixty_moves_and_max_decisions():
+    for placement, bound in (("simultaneous", 250), ("alternate", 250), ("random", 228)):
         game = make_game(placement=placement)
+        assert game.max_decisions == bound  # 22 placement decisions, 36 * 3 + 24 * 5 after
         for seed in range(30):
             rng = np.random.default_rng(seed)
-            moves_made, steps = random_game(game.new_initial_state(rng), rng)
-            assert 0 < moves_made <= 60 and steps <= 22 + 60 * 5
+            moves_made, decisions = random_game(game.new_initial_state(rng), rng)
+            assert 0 < moves_made <= 60 and decisions <= game.max_decisions
 
 
 # --- placement ----------------------------------------------------------------------------
@@ -576,7 +583,7 @@ def test_opponent_buried_trays_are_hidden_unless_full():
         state = scripted(opponent_crates=crates)
         fill(state, BLUE, [[1, 2, 6], [4], [], []])
         other = state.clone()
-        other.crates[BLUE][0] = [5, 5, 6]
+        fill(other, BLUE, [[5, 5, 6], [4], [], []])
         game = state.game
         same = np.array_equal(game.observation(state, RED), game.observation(other, RED))
         assert same == hidden
@@ -641,3 +648,235 @@ def test_heuristic_beats_random(config):
     records = seat_rotated(game, lineup, 100, seed=1)
     assert np.mean(records["heuristic"].wins) > 0.8
     assert np.mean(records["heuristic"].scores) > np.mean(records["random"].scores) + 10
+
+
+# --- trust: invariants, determinisation, copies -----------------------------------------
+def mid_game(seed: int = 2, decisions: int = 40, **options) -> PickAndPackState:
+    """A real position some way into a random game (trays in crates, tiles used)."""
+    state = make_game(**options).new_initial_state(np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    for _ in range(decisions):
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    assert not state.is_terminal()
+    return state
+
+
+def _claimed_cell(state: PickAndPackState) -> tuple[int, int]:
+    cells = np.argwhere((state.apples == 0) & ~state.face_down)
+    return next((int(r), int(c)) for r, c in cells if (r, c) != state.grabber)
+
+
+def _hand_a_grid_tray(state: PickAndPackState) -> None:
+    """Take a grid tray into hand outside PLACE_TRAY (trays stay conserved)."""
+    r, c = np.argwhere(state.apples > 0)[0]
+    state.holding, state.apples[r, c] = int(state.apples[r, c]), 0
+
+
+def _unplace_a_tile(state: PickAndPackState) -> None:
+    """Take a placed tile back (still two of each type) while the game is past placement."""
+    kind = int(state.tile_type[RED, 0])
+    state.tile_type[RED, 0] = -1
+    state.to_place[RED, kind] += 1
+
+
+def _a_tray_under_the_grabber(state: PickAndPackState) -> None:
+    r, c = np.argwhere(state.apples > 0)[0]
+    state.grabber = (int(r), int(c))
+
+
+BREAKERS = {
+    "a duplicated tray": (lambda s: s._add_tray(RED, 0, 3), "trays by apples"),
+    "a tray lost from the grid": (lambda s: s.apples.__setitem__(s.apples > 0, 0), "trays by"),
+    "a grid tray of 9 apples": (lambda s: s.apples.__setitem__((0, 0), 9), "7\\+ apples"),
+    "a tray of 0 apples in a crate": (lambda s: s.crates[BLUE][1].append(0), "holds"),
+    "the apple count out of step": (
+        lambda s: s.crate_apples[RED].__setitem__(0, s.crate_apples[RED][0] + 1),
+        "apples counted",
+    ),
+    "the crate array out of step": (
+        lambda s: s.crate_grid.__setitem__((RED, 0, 35), 2),
+        "is not the stack",
+    ),
+    "a wrong score": (lambda s: setattr(s, "score", lambda player: 99), "scores"),
+    "a tray in hand outside PLACE_TRAY": (_hand_a_grid_tray, "in hand"),
+    "a face-down claimed cell": (
+        lambda s: s.face_down.__setitem__(_claimed_cell(s), True),
+        "face-down cell without a tray",
+    ),
+    "three tiles of a type": (
+        lambda s: s.tile_type.__setitem__((RED, 0), (s.tile_type[RED, 0] + 1) % 6),
+        "tiles",
+    ),
+    "an unknown tile status": (lambda s: s.tile_status.__setitem__((BLUE, 3), 7), "status"),
+    "a Rush Order from nowhere": (
+        lambda s: s.rush_ready.__setitem__(RED, s.rush_ready[RED] + 3),
+        "Rush Orders of",
+    ),
+    "an empty tile space after placement": (_unplace_a_tile, "placement and phase"),
+    "the grabber on a tray": (_a_tray_under_the_grabber, "grabber"),
+    "a half-done Order Mix-up": (lambda s: setattr(s, "mixup_crate", 1), "Mix-up"),
+    "four closed crates in play": (
+        lambda s: s.closure.__setitem__(BLUE, PREMIUM_CLOSED),
+        "four closed crates",
+    ),
+    "too many Rush Orders this turn": (lambda s: setattr(s, "rushes_this_turn", 3), "this turn"),
+}
+
+
+@pytest.mark.parametrize("name", list(BREAKERS))
+def test_check_invariants_catches_each_broken_invariant(name):
+    state = mid_game()
+    state.check_invariants()
+    assert state.phase == CHOOSE_END and state.crates[RED][0] and state.tile_status.any()
+    breaker, message = BREAKERS[name]
+    breaker(state)
+    with pytest.raises(AssertionError, match=message):
+        state.check_invariants()
+
+
+def test_invariants_hold_in_every_phase_of_random_games():
+    for options in ({}, {"placement": "alternate", "chain_rush_orders": False}):
+        game = make_game(**options)
+        seen = set()
+        for seed in range(15):
+            rng = np.random.default_rng(seed)
+            state = game.new_initial_state(rng)
+            state.check_invariants()
+            while not state.is_terminal():
+                state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+                state.check_invariants()
+                seen.add(state.phase)
+        assert seen >= {PLACING, MOVING, PLACE_TRAY, RUSH_CHOICE, OVER}
+
+
+def test_only_secret_placement_is_hidden_state():
+    assert make_game().has_hidden_state
+    assert not make_game(placement="alternate").has_hidden_state
+    assert not make_game(placement="random", opponent_crates="visible").has_hidden_state
+
+
+def test_resample_redraws_the_secret_arrangement_and_keeps_everything_known():
+    game = make_game()
+    state = game.new_initial_state(np.random.default_rng(3))
+    rng = np.random.default_rng(3)
+    state.apply({RED: PLACE + 0 * 6 + PREMIUM, BLUE: PLACE + 4 * 6 + RUSH})
+    state.apply({RED: PLACE + 7 * 6 + MALFUNCTION, BLUE: PLACE + 5 * 6 + RUSH})
+    _place_steps(state, rng, 3)  # five tiles each
+    before = state.position()
+    blue_arrangements, first_players = set(), set()
+    for _ in range(30):
+        sample = state.resample(RED, rng)
+        sample.check_invariants()
+        # Fixed: red's own tiles, the grid, the crates, the phase; red's every view.
+        assert np.array_equal(sample.tile_type[RED], state.tile_type[RED])
+        assert np.array_equal(sample.to_place[RED], state.to_place[RED])
+        assert np.array_equal(sample.apples, state.apples) and sample.grabber == state.grabber
+        assert sample.phase == PLACING and sample.crates == state.crates
+        assert np.array_equal(game.observation(sample, RED), game.observation(state, RED))
+        assert str(sample) == str(state)
+        # Drawn again: blue's five tiles (types and spaces) and the first player.
+        blue = sample.tile_type[BLUE]
+        assert int((blue >= 0).sum()) == 5
+        assert (np.bincount(blue[blue >= 0], minlength=6) + sample.to_place[BLUE] == 2).all()
+        blue_arrangements.add(blue.tobytes())
+        first_players.add(sample.first_player)
+        assert sample.player == sample.first_player
+        assert sample.game is state.game and sample.rng is not state.rng
+    assert len(blue_arrangements) > 20 and first_players == {RED, BLUE}
+    assert state.position() == before  # the real state is untouched
+    # Blue's sample keeps blue's tiles and redraws red's.
+    sample = state.resample(BLUE, rng)
+    assert np.array_equal(sample.tile_type[BLUE], state.tile_type[BLUE])
+    assert np.array_equal(game.observation(sample, BLUE), game.observation(state, BLUE))
+
+
+@pytest.mark.parametrize("options", [{}, {"placement": "alternate"}, {"placement": "random"}])
+def test_resample_after_placement_changes_nothing_but_the_future(options):
+    """Every grab, flip and activation is public (buried trays too: a careful player
+    remembers each grab), so the sample is the same position with its own RNG."""
+    state = mid_game(seed=4, decisions=30, **options)
+    sample = state.resample(BLUE, np.random.default_rng(0))
+    assert sample.position() == state.position()
+    assert sample.rng is not state.rng
+    assert sample.rng.integers(2**62) != state.clone().rng.integers(2**62)
+    if options:  # alternate placement in the open: nothing is hidden even during placement
+        start = make_game(**options).new_initial_state(np.random.default_rng(1))
+        assert start.resample(RED, np.random.default_rng(2)).position() == start.position()
+
+
+def test_clone_is_independent_and_plays_on_identically():
+    state = mid_game(seed=5, decisions=25)
+    twin = state.clone()
+    assert twin.position() == state.position() and twin.game is state.game
+    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
+    random_game(twin, rng_a)
+    assert twin.position() != state.position()  # playing the copy left the original alone
+    state.check_invariants()  # including the counts kept in step with the crates
+    assert state.position() == mid_game(seed=5, decisions=25).position()
+    random_game(state, rng_b)
+    assert twin.position() == state.position()
+
+
+# --- the fast encoder agrees with the plain one -------------------------------------------
+def plain_observation(state: PickAndPackState, player: int) -> np.ndarray:
+    """The observation written field by field from the docstring's table, the slow way."""
+    game = state.game
+    flat = game.observation_layout.zeros()
+    v = game.observation_layout.views(flat)
+    for r in range(SIZE):
+        for c in range(SIZE):
+            i, j = (r, c) if player == RED else (c, r)
+            v["face_down"][i, j] = state.face_down[r, c]
+            v["trays"][i, j] = 0 if state.face_down[r, c] else state.apples[r, c]
+            v["grabber"][i, j] = (r, c) == state.grabber
+    hidden = state.phase == PLACING and game.simultaneous
+    for row, seat in enumerate((player, 1 - player)):
+        placed = 0
+        for space in range(12):
+            kind = state.tile_type[seat, space]
+            placed += kind >= 0
+            if kind >= 0 and not (hidden and seat != player):
+                v["tile_type"][row, space, kind] = 1
+                v["tile_state"][row, space, state.tile_status[seat, space]] = 1
+        v["tiles_placed"][row] = placed
+        shown = seat == player or game.full_crates
+        for k, stack in enumerate(state.crates[seat]):
+            v["crate_count"][row, k] = len(stack)
+            v["crate_top"][row, k] = stack[-1] if stack else 0
+            if shown:
+                v["crate_stack"][row, k, : len(stack)] = stack
+            if state.closure[seat, k]:
+                v["crate_closure"][row, k, state.closure[seat, k] - 1] = 1
+        v["rush_orders"][row] = state.rush_ready[seat], state.rush_new[seat]
+        if shown:
+            v["scores"][row] = sum(
+                crate_value(sum(s), c)
+                for s, c in zip(state.crates[seat], state.closure[seat], strict=True)
+            )
+    if len(state.to_act()) == 1:
+        v["to_act"][0 if state.to_act()[0] == player else 1] = 1
+    if state.phase != OVER:
+        v["phase"][state.phase] = 1
+    v["holding"][0] = state.holding
+    if state.mixup_crate >= 0:
+        v["mixup_crate"][state.mixup_crate] = 1
+    v["color"][player] = 1
+    return flat
+
+
+@pytest.mark.parametrize("config", SPEC.configurations)
+def test_fast_encoding_matches_the_plain_one_through_whole_games(config, monkeypatch):
+    monkeypatch.setattr(observation, "CACHE_SIZE", 5)  # the cache fills and clears often
+    game = SPEC.make_game(**config)
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        state = game.new_initial_state(rng)
+        while True:
+            for player in (RED, BLUE):
+                assert np.array_equal(
+                    game.observation(state, player), plain_observation(state, player)
+                )
+            assert len(game.encoding_cache) <= 5
+            if state.is_terminal():
+                break
+            state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})

@@ -174,7 +174,9 @@ class Game(abc.ABC):
     name: ClassVar[str]
     config_class: ClassVar[type[Config]] = Config
     #: Whether any player ever lacks information about the state outside a pending
-    #: simultaneous choice (hidden hands, deck order ...). Pico has none.
+    #: simultaneous choice (hidden hands, deck order ...). Pico has none. A game may set
+    #: it per instance when it depends on the options (Pick & Pack: only with a secret
+    #: set-up). Game objects do not change after construction (states share them).
     has_hidden_state: ClassVar[bool] = True
     #: Upper bound on the decisions (actions, counting every chooser) in one game.
     max_decisions: ClassVar[int]

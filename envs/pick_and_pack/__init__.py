@@ -9,7 +9,7 @@
 | Observation space | `Dict(observation=Box(float32, (672,)), action_mask=Box(int8, (138,)))` |
 | Hidden choice | tile placement: both arrange their 12 action tiles secretly, revealed together |
 | Reward | `reward_mode="win"` (default, ±1 at the end, ties shared) or `"score"` (dense margin) |
-| Length | at most 60 moves (each uses up a grid tray or a tile), 22 placement steps |
+| Length | at most 60 moves (each uses up a grid tray or a tile); at most 250 decisions (see Game length) |
 
 36 apple trays (1-6 apples, exactly one 6) lie face up at random on a 6×6 grid, with
 the grabber pawn on the 6. Red (`player_0`) moves the grabber along its current row,
@@ -109,6 +109,27 @@ observations concatenated.
 `"win"`: +1 / -1 at the end, 0 / 0 on a tie. `"score"`: the change in own points
 minus the opponent's, every step; it adds up to the final margin. Note that dense
 rewards follow the true crate values, including the opponent's buried trays.
+
+## Game length
+
+`game.max_decisions` bounds the decisions in one game (every chooser's action counts
+one): 11 placement steps for each player (22; none with `placement="random"`), then
+at most 36 + 24 = 60 moves, since each move takes a face-up tray from the grid or uses
+an unplayed tile. A grab asks at most 3 decisions (the move, the crate on a tie, a Rush
+Order), a tile at most 5 (the move, the end, two targets for Quality Control or Order
+Mix-up, a Rush Order): 22 + 36 × 3 + 24 × 5 = 250 (228 with random placement).
+
+## Determinisation
+
+Every grab, flip and activation happens in the open, and the grid starts face up, so a
+careful player knows every crate's stack (buried trays included, even when
+`opponent_crates="visible"` leaves them out of the observation), every face-down tray
+and every tile. The only hidden state is a secret placement under way:
+`state.resample(player, rng)` then draws the opponent's arrangement so far again (as
+many tiles as they have placed, types from their 12 tiles, on random spaces) and the
+first player (drawn at the start, announced only when placement ends); everything else
+is copied, with a fresh RNG. `has_hidden_state` is therefore true only with
+`placement="simultaneous"`.
 
 ## Rules decisions
 

@@ -26,6 +26,7 @@ NUM_CRATES = 4
 NUM_PHASES = 11
 MAX_STACK = 36
 MAX_SCORE = 2 * 6 * MAX_STACK
+PLACING = 0  # the tile placement phase (see rules)
 
 
 def layout(game: PickAndPackGame) -> ObservationLayout:
@@ -56,43 +57,86 @@ def layout(game: PickAndPackGame) -> ObservationLayout:
     )
 
 
+#: One-hot rows looked up by value; index -1 (an empty space) is all zeros.
+TYPE_ROWS = np.vstack([np.eye(NUM_TYPES), np.zeros(NUM_TYPES)]).astype(np.float32)
+#: Tile status one-hot by (type, status): an empty space (type -1) is all zeros.
+STATUS_ROWS = np.zeros((NUM_TYPES + 1, 3, 3), dtype=np.float32)
+STATUS_ROWS[:NUM_TYPES] = np.eye(3)
+#: Closure one-hot by closure (0 open: zeros, 1 Premium, 2 Wholesale).
+CLOSURE_ROWS = np.array([[0, 0], [1, 0], [0, 1]], dtype=np.float32)
+#: Seats in observer order as an index into per-seat arrays: a view, not a copy.
+SEAT_ORDER = (slice(None), slice(None, None, -1))
+#: Encodings of the fields that change on a few moves only (tiles, closures), kept per
+#: game and looked up by those fields; the cache is cleared when full.
+CACHE_SIZE = 256
+
+
+def rare_fields(state: PickAndPackState, player: int, hidden: bool) -> tuple[np.ndarray, ...]:
+    """The ``tile_type``, ``tile_state`` and ``crate_closure`` rows ``player`` sees, in
+    observer order (only their own tiles while the opponent's arrangement is secret)."""
+    key = (
+        player,
+        hidden,
+        state.tile_type.tobytes(),
+        state.tile_status.tobytes(),
+        state.closure.tobytes(),
+    )
+    cache = state.game.encoding_cache
+    rows = cache.get(key)
+    if rows is None:
+        seats = SEAT_ORDER[player]
+        tile_type, tile_status = state.tile_type[seats], state.tile_status[seats]
+        if hidden:
+            tile_type, tile_status = tile_type[:1], tile_status[:1]
+        rows = (
+            TYPE_ROWS[tile_type],
+            STATUS_ROWS[tile_type, tile_status],
+            CLOSURE_ROWS[state.closure[seats]],
+        )
+        if len(cache) >= CACHE_SIZE:
+            cache.clear()
+        cache[key] = rows
+    return rows
+
+
 def encode(state: PickAndPackState, player: int, views: dict[str, np.ndarray]) -> None:
     opponent = 1 - player
     apples, face_down = state.apples, state.face_down
-    if player == 1:
+    if player == 1:  # blue's frame: the grid transposed
         apples, face_down = apples.T, face_down.T
-    views["trays"][:] = np.where(face_down, 0, apples)
+    np.copyto(views["trays"], apples, where=~face_down)
     views["face_down"][:] = face_down
     row, col = state.grabber
     views["grabber"][(row, col) if player == 0 else (col, row)] = 1
-    full = state.game.full_crates
-    hidden = state.placement_hidden()
-    scores = state.scores()
-    for r, seat in enumerate((player, opponent)):
-        if not (hidden and seat == opponent):
-            kinds = state.tile_type[seat]
-            spaces = np.flatnonzero(kinds >= 0)
-            views["tile_type"][r, spaces, kinds[spaces]] = 1
-            views["tile_state"][r, spaces, state.tile_status[seat, spaces]] = 1
-        show_stack = seat == player or full
-        for k, stack in enumerate(state.crates[seat]):
-            if stack:
-                views["crate_count"][r, k] = len(stack)
-                views["crate_top"][r, k] = stack[-1]
-                if show_stack:
-                    views["crate_stack"][r, k, : len(stack)] = stack
-            closure = state.closure[seat, k]
-            if closure:
-                views["crate_closure"][r, k, closure - 1] = 1
-        views["rush_orders"][r] = state.rush_ready[seat], state.rush_new[seat]
-        views["tiles_placed"][r] = NUM_SPACES - int((state.tile_type[seat] < 0).sum())
-        if show_stack:
-            views["scores"][r] = scores[seat]
+    placing = state.phase == PLACING
+    types, statuses, closures = rare_fields(state, player, placing and state.game.simultaneous)
+    views["tile_type"][: len(types)] = types
+    views["tile_state"][: len(types)] = statuses
+    views["crate_closure"][:] = closures
+    mine, theirs = state.crates[player], state.crates[opponent]
+    views["crate_count"][:] = [[len(s) for s in mine], [len(s) for s in theirs]]
+    views["crate_top"][:] = [[s[-1] if s else 0 for s in mine], [s[-1] if s else 0 for s in theirs]]
+    seats = SEAT_ORDER[player]
+    if state.game.full_crates:
+        views["crate_stack"][:] = state.crate_grid[seats]
+        views["scores"][:] = state.score(player), state.score(opponent)
+    else:
+        views["crate_stack"][0] = state.crate_grid[player]
+        views["scores"][0] = state.score(player)
+    views["rush_orders"][:] = [
+        [state.rush_ready[player], state.rush_new[player]],
+        [state.rush_ready[opponent], state.rush_new[opponent]],
+    ]
+    if placing:
+        views["tiles_placed"][:] = NUM_SPACES - (state.tile_type[seats] < 0).sum(axis=1)
+    else:
+        views["tiles_placed"][:] = NUM_SPACES
     to_act = state.to_act()
     if len(to_act) == 1:
         views["to_act"][0 if to_act[0] == player else 1] = 1
-    if state.phase < NUM_PHASES:
-        views["phase"][state.phase] = 1
+    phase = state.phase
+    if phase < NUM_PHASES:
+        views["phase"][phase] = 1
     views["holding"][0] = state.holding
     if state.mixup_crate >= 0:
         views["mixup_crate"][state.mixup_crate] = 1

@@ -11,6 +11,7 @@ bottom / right).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -142,6 +143,16 @@ def crate_value(apples: int, closure: int) -> int:
     return apples
 
 
+#: The phase that asks for the target of each tile type (Rush Order needs none).
+TARGET_PHASE = {
+    PREMIUM: PREMIUM_TARGET,
+    WHOLESALE: WHOLESALE_TARGET,
+    QUALITY: QUALITY_SOURCE,
+    MIXUP: MIXUP_OPPONENT,
+    MALFUNCTION: MALFUNCTION_TARGET,
+}
+
+
 def to_frame(player: int, row: int, col: int) -> tuple[int, int]:
     """A grid cell in ``player``'s frame (their lines are the columns); its own inverse."""
     return (row, col) if player == RED else (col, row)
@@ -154,7 +165,7 @@ class PickAndPackState(State):
         super().__init__(game, rng)
         trays = np.repeat(np.arange(1, 7, dtype=np.int8), game.tray_counts)
         rng.shuffle(trays)
-        #: Apples on the tray of each grid cell; 0 once claimed.
+        #: Apples on the tray of each grid cell (face up or down); 0 once claimed.
         self.apples = trays.reshape(SIZE, SIZE)
         self.face_down = np.zeros((SIZE, SIZE), dtype=bool)
         six = int(np.flatnonzero(trays == 6)[0])
@@ -163,8 +174,13 @@ class PickAndPackState(State):
         self.tile_type = np.full((2, NUM_SPACES), -1, dtype=np.int8)
         self.tile_status = np.zeros((2, NUM_SPACES), dtype=np.int8)
         self.to_place = np.full((2, NUM_TYPES), 2, dtype=np.int8)  # tiles left to place
-        #: Each crate's trays, bottom to top, and its closure.
+        #: Each crate's trays, bottom to top, the apples in it (kept up to date with every
+        #: tray that comes or goes, so scoring is cheap) and its closure.
         self.crates: list[list[list[int]]] = [[[] for _ in range(NUM_CRATES)] for _ in range(2)]
+        self.crate_apples = [[0] * NUM_CRATES for _ in range(2)]
+        #: The crates again as an array (apples of each tray, bottom first, then zeros), in
+        #: step with ``crates``: the observation copies it in one go.
+        self.crate_grid = np.zeros((2, NUM_CRATES, NUM_CELLS), dtype=np.int8)
         self.closure = np.zeros((2, NUM_CRATES), dtype=np.int8)
         #: Rush Orders usable now, and those taken this turn (usable from the next turn).
         self.rush_ready = [0, 0]
@@ -194,19 +210,24 @@ class PickAndPackState(State):
         return self.grabber[1] if player == RED else self.grabber[0]
 
     def open_crates(self, player: int, with_trays: bool = False) -> list[int]:
+        closure, crates = self.closure[player].tolist(), self.crates[player]
         return [
-            k
-            for k in range(NUM_CRATES)
-            if self.closure[player, k] == OPEN and (self.crates[player][k] or not with_trays)
+            k for k in range(NUM_CRATES) if closure[k] == OPEN and (crates[k] or not with_trays)
         ]
 
     def fewest_open(self, player: int) -> list[int]:
         """``player``'s open crates holding the fewest trays."""
-        open_ = self.open_crates(player)
-        if not open_:
-            return []
-        least = min(len(self.crates[player][k]) for k in open_)
-        return [k for k in open_ if len(self.crates[player][k]) == least]
+        closure, crates = self.closure[player].tolist(), self.crates[player]
+        fewest: list[int] = []
+        least = NUM_CELLS + 1
+        for k in range(NUM_CRATES):
+            if closure[k] == OPEN:
+                size = len(crates[k])
+                if size < least:
+                    fewest, least = [k], size
+                elif size == least:
+                    fewest.append(k)
+        return fewest
 
     def has_effect(self, player: int, kind: int) -> bool:
         """Whether a tile of ``kind`` activated by ``player`` now would have a target."""
@@ -226,11 +247,12 @@ class PickAndPackState(State):
         return True  # Premium, Wholesale: the game ends before a side has no open crate
 
     def playable_ends(self, player: int, line: int) -> list[int]:
-        """Ends of ``line`` holding one of ``player``'s unplayed tiles that may be activated."""
+        """Ends of ``line`` holding one of ``player``'s unplayed tiles that may be activated.
+        (Moves come after placement, so every space holds a tile.)"""
         ends = []
         for end in (0, 1):
             space = end * SIZE + line
-            if self.tile_type[player, space] < 0 or self.tile_status[player, space] != UNPLAYED:
+            if self.tile_status[player, space] != UNPLAYED:
                 continue
             if self.game.targetless_spent or self.has_effect(
                 player, int(self.tile_type[player, space])
@@ -241,15 +263,21 @@ class PickAndPackState(State):
     def move_targets(self, player: int) -> list[int]:
         """Lines ``player`` may move the grabber to: another space of their axis holding a
         face-up tray, or empty with a playable tile at either end of that line."""
-        current = self.grabber_line(player)
+        row, col = self.grabber
+        if player == RED:  # along the row
+            apples, down, current = self.apples[row].tolist(), self.face_down[row].tolist(), col
+        else:  # along the column
+            apples, down = self.apples[:, col].tolist(), self.face_down[:, col].tolist()
+            current = row
+        status = self.tile_status[player].tolist()
+        spent = self.game.targetless_spent
         targets = []
         for line in range(SIZE):
-            if line == current:
+            if line == current or down[line]:
                 continue
-            cell = self.cell_on_line(player, line)
-            if self.face_down[cell]:
-                continue
-            if self.apples[cell] > 0 or self.playable_ends(player, line):
+            # A tray, else an unplayed tile at an end (that may be activated, if it matters).
+            has_tile = status[line] == UNPLAYED or status[SIZE + line] == UNPLAYED
+            if apples[line] or (has_tile and (spent or self.playable_ends(player, line))):
                 targets.append(line)
         return targets
 
@@ -278,15 +306,11 @@ class PickAndPackState(State):
         if phase == MIXUP_OWN:
             return [OWN_CRATE + k for k in self.open_crates(player, with_trays=True)]
         if phase == MALFUNCTION_TARGET:
-            trays = [
-                TRAY + i * SIZE + j
-                for r, c in zip(*np.nonzero((self.apples > 0) & ~self.face_down), strict=True)
-                for i, j in [to_frame(player, int(r), int(c))]
-            ]
-            tiles = np.flatnonzero(
-                (self.tile_type[opponent] >= 0) & (self.tile_status[opponent] == UNPLAYED)
-            )
-            return sorted(trays) + [TILE + int(s) for s in tiles]
+            up = (self.apples > 0) & ~self.face_down
+            frame = up if player == RED else up.T  # tray actions are in the player's frame
+            trays = (TRAY + np.flatnonzero(frame)).tolist()
+            tiles = np.flatnonzero(self.tile_status[opponent] == UNPLAYED)
+            return trays + (TILE + tiles).tolist()
         if phase == RUSH_CHOICE:
             return [RUSH_USE, RUSH_DECLINE]
         return []
@@ -301,14 +325,11 @@ class PickAndPackState(State):
 
     def legal_mask(self, player: int) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        if player not in self.to_act():
-            return mask
         if self.phase == PLACING:
-            spaces = self.tile_type[player] < 0
-            mask[PLACE : PLACE + NUM_SPACES * NUM_TYPES] = (
-                spaces[:, None] & (self.to_place[player] > 0)[None, :]
-            ).ravel()
-        else:
+            if player in self.to_act():  # an empty space times a type still in hand
+                free = self.tile_type[player] < 0
+                mask[PLACE:MOVE] = np.outer(free, self.to_place[player] > 0).ravel()
+        elif player == self.player and self.phase != OVER:
             mask[self.choices()] = True
         return mask
 
@@ -326,13 +347,136 @@ class PickAndPackState(State):
         self._advance()
 
     def scores(self) -> np.ndarray:
-        return np.array(
-            [
-                sum(crate_value(sum(self.crates[p][k]), self.closure[p, k]) for k in range(4))
-                for p in range(2)
-            ],
-            dtype=np.float64,
+        return np.array([self.score(RED), self.score(BLUE)], dtype=np.float64)
+
+    def score(self, player: int) -> int:
+        """``player``'s points: ``crate_value`` of each crate, inlined (it is read often)."""
+        total = 0
+        for apples, closure in zip(
+            self.crate_apples[player], self.closure[player].tolist(), strict=True
+        ):
+            if closure == OPEN:
+                total += apples
+            elif closure == PREMIUM_CLOSED:
+                total += 2 * apples
+            else:
+                total += apples // 2
+        return total
+
+    def clone(self) -> PickAndPackState:
+        return self._copy(copy.deepcopy(self.rng))
+
+    def _copy(self, rng: np.random.Generator) -> PickAndPackState:
+        """A deep copy with ``rng`` that shares the (immutable) game: cheaper than deepcopy."""
+        other = copy.copy(self)
+        other.rng = rng
+        arrays = ("apples", "face_down", "tile_type", "tile_status", "to_place", "closure")
+        for name in (*arrays, "crate_grid"):
+            setattr(other, name, getattr(self, name).copy())
+        other.crates = [[list(stack) for stack in seat] for seat in self.crates]
+        other.crate_apples = [list(seat) for seat in self.crate_apples]
+        other.rush_ready, other.rush_new = list(self.rush_ready), list(self.rush_new)
+        return other
+
+    def resample(self, player: int, rng: np.random.Generator) -> PickAndPackState:
+        """A determinisation for ``player``. Every grab, flip and activation is public, so
+        only a secret placement under way hides anything: the opponent's arrangement so far
+        (as many tiles as they have placed, of random types on random spaces) and the first
+        player (drawn, but announced only when placement ends) are drawn again."""
+        sample = self._copy(np.random.default_rng(rng.integers(2**63)))
+        if self.placement_hidden():
+            opponent = 1 - player
+            placed = NUM_SPACES - int((self.tile_type[opponent] < 0).sum())
+            tiles = np.repeat(np.arange(NUM_TYPES, dtype=np.int8), 2)
+            rng.shuffle(tiles)
+            spaces = rng.permutation(NUM_SPACES)[:placed]
+            sample.tile_type[opponent] = -1
+            sample.tile_type[opponent, spaces] = tiles[:placed]
+            sample.to_place[opponent] = np.bincount(tiles[placed:], minlength=NUM_TYPES)
+            sample.first_player = sample.player = int(rng.integers(2))
+        return sample
+
+    def position(self) -> tuple:
+        """The whole position as plain values: everything but the RNG and the game."""
+        return (
+            self.apples.tolist(),
+            self.face_down.tolist(),
+            self.grabber,
+            self.tile_type.tolist(),
+            self.tile_status.tolist(),
+            self.to_place.tolist(),
+            self.crates,
+            self.closure.tolist(),
+            self.rush_ready,
+            self.rush_new,
+            self.rushes_this_turn,
+            self.first_player,
+            self.player,
+            self.holding,
+            self.mixup_crate,
+            self.phase,
         )
+
+    def check_invariants(self) -> None:
+        phase = self.phase
+        # Every tray is in exactly one place: the grid (face up or down), a crate, or in hand.
+        trays = [0] * 7
+        assert ((self.apples >= 0) & (self.apples <= 6)).all(), "a grid tray of 7+ apples"
+        for apples in self.apples.ravel().tolist():
+            trays[apples] += 1
+        for p in range(2):
+            for k, stack in enumerate(self.crates[p]):
+                assert all(1 <= a <= 6 for a in stack), f"seat {p} crate {k} holds {stack}"
+                for apples in stack:
+                    trays[apples] += 1
+                grid = self.crate_grid[p, k]
+                assert grid[: len(stack)].tolist() == stack and not grid[len(stack) :].any(), (
+                    f"seat {p} crate {k}: the array {grid.tolist()} is not the stack {stack}"
+                )
+                assert self.crate_apples[p][k] == sum(stack), (
+                    f"seat {p} crate {k}: {self.crate_apples[p][k]} apples counted, "
+                    f"{sum(stack)} in {stack}"
+                )
+        trays[self.holding] += self.holding > 0
+        assert tuple(trays[1:]) == self.game.tray_counts, (
+            f"trays by apples 1-6 are {trays[1:]}, the game has {self.game.tray_counts}"
+        )
+        assert (self.holding > 0) == (phase == PLACE_TRAY), "a tray in hand outside PLACE_TRAY"
+        assert not (self.face_down & (self.apples == 0)).any(), "a face-down cell without a tray"
+        # Scores recomputed from the crates.
+        expected = [
+            sum(
+                crate_value(sum(s), int(c))
+                for s, c in zip(self.crates[p], self.closure[p], strict=True)
+            )
+            for p in range(2)
+        ]
+        assert self.scores().tolist() == expected, f"scores {self.scores()} != {expected}"
+        # Tiles: each player's placed tiles and those still to place are two of each type.
+        for p in range(2):
+            kinds, status = self.tile_type[p], self.tile_status[p]
+            placed = np.bincount(kinds[kinds >= 0], minlength=NUM_TYPES)
+            assert (placed + self.to_place[p] == 2).all(), f"seat {p} tiles: {kinds.tolist()}"
+            assert ((status >= UNPLAYED) & (status <= FLIPPED)).all(), f"seat {p} tile status"
+            assert (status[kinds < 0] == UNPLAYED).all(), f"seat {p}: an empty space was played"
+            # Held Rush Orders come from used Rush Order tiles.
+            used_rush = int(((kinds == RUSH) & (status == USED)).sum())
+            held = self.rush_ready[p] + self.rush_new[p]
+            assert 0 <= held <= used_rush, f"seat {p} holds {held} Rush Orders of {used_rush}"
+        assert (self.tile_type < 0).any() == (phase == PLACING), "placement and phase disagree"
+        if phase == PLACING:
+            assert not (self.tile_status != UNPLAYED).any() and not self.face_down.any()
+            assert not any(self.crate_apples[0] + self.crate_apples[1]), "trays during placement"
+        assert self.rushes_this_turn <= 2, "more Rush Orders used this turn than exist"
+        # The grabber stays on its starting tray (the 6) until the first move, then on an
+        # empty space.
+        cell = self.grabber
+        untouched = int((self.apples > 0).sum()) == NUM_CELLS
+        assert self.apples[cell] == (6 if untouched else 0), f"grabber on {cell}"
+        assert (self.mixup_crate >= 0) == (phase == MIXUP_OWN), "Order Mix-up half done"
+        # The game goes on only while every player has an open crate.
+        all_closed = bool((self.closure != OPEN).all(axis=1).any())
+        assert phase == OVER or not all_closed, "a player has four closed crates, yet play goes on"
 
     # --- rules -------------------------------------------------------------------------
     def _place(self, player: int, index: int) -> None:
@@ -363,12 +507,25 @@ class PickAndPackState(State):
             else:
                 self._finish_action()  # an action with no valid target is spent
 
+    def _add_tray(self, player: int, crate: int, apples: int) -> None:
+        stack = self.crates[player][crate]
+        self.crate_grid[player, crate, len(stack)] = apples
+        stack.append(apples)
+        self.crate_apples[player][crate] += apples
+
+    def _take_top(self, player: int, crate: int) -> int:
+        stack = self.crates[player][crate]
+        apples = stack.pop()
+        self.crate_grid[player, crate, len(stack)] = 0
+        self.crate_apples[player][crate] -= apples
+        return apples
+
     def _resolve(self, action: int) -> None:
         player, opponent, phase = self.player, 1 - self.player, self.phase
         if phase == MOVING:
             self._move(player, action - MOVE)
         elif phase == PLACE_TRAY:
-            self.crates[player][action - OWN_CRATE].append(self.holding)
+            self._add_tray(player, action - OWN_CRATE, self.holding)
             self.holding = 0
             self._finish_action()
         elif phase == CHOOSE_END:
@@ -380,15 +537,16 @@ class PickAndPackState(State):
             self.closure[opponent, action - OPP_CRATE] = WHOLESALE_CLOSED
             self._finish_action()
         elif phase == QUALITY_SOURCE:
-            self.holding = self.crates[opponent][action - OPP_CRATE].pop()
+            self.holding = self._take_top(opponent, action - OPP_CRATE)
             self.phase = PLACE_TRAY
         elif phase == MIXUP_OPPONENT:
             self.mixup_crate = action - OPP_CRATE
             self.phase = MIXUP_OWN
         elif phase == MIXUP_OWN:
-            theirs = self.crates[opponent][self.mixup_crate]
-            mine = self.crates[player][action - OWN_CRATE]
-            theirs[-1], mine[-1] = mine[-1], theirs[-1]
+            theirs, mine = self.mixup_crate, action - OWN_CRATE
+            their_top = self._take_top(opponent, theirs)
+            self._add_tray(opponent, theirs, self._take_top(player, mine))
+            self._add_tray(player, mine, their_top)
             self.mixup_crate = -1
             self._finish_action()
         elif phase == MALFUNCTION_TARGET:
@@ -409,8 +567,9 @@ class PickAndPackState(State):
     def _move(self, player: int, line: int) -> None:
         cell = self.cell_on_line(player, line)
         self.grabber = cell
-        if self.apples[cell] > 0:
-            self.holding = int(self.apples[cell])
+        apples = int(self.apples[cell])
+        if apples:
+            self.holding = apples
             self.apples[cell] = 0
             self.phase = PLACE_TRAY
         else:
@@ -425,17 +584,12 @@ class PickAndPackState(State):
         elif kind == MIXUP and not self.has_effect(player, MIXUP):
             self._finish_action()  # no pair of top trays to swap: spent
         else:
-            self.phase = {
-                PREMIUM: PREMIUM_TARGET,
-                WHOLESALE: WHOLESALE_TARGET,
-                QUALITY: QUALITY_SOURCE,
-                MIXUP: MIXUP_OPPONENT,
-                MALFUNCTION: MALFUNCTION_TARGET,
-            }[kind]
+            self.phase = TARGET_PHASE[kind]
 
     def _finish_action(self) -> None:
         """A move and its action are done: the game may end, else an extra move may follow."""
-        if (self.closure != OPEN).all(axis=1).any():
+        closure = self.closure.tolist()
+        if OPEN not in closure[0] or OPEN not in closure[1]:
             self.phase = OVER  # a player has all four crates closed
             return
         player = self.player
@@ -529,7 +683,21 @@ class PickAndPackGame(Game):
         self.simultaneous = config.placement == "simultaneous"
         self.targetless_spent = config.targetless_actions == "spent"
         self.full_crates = config.opponent_crates == "full"
+        # Every grab, flip and activation is public: only a secret placement hides anything.
+        self.has_hidden_state = self.simultaneous
+        # Decisions: 11 placement steps for each player (none if dealt at random), then at
+        # most 36 + 24 = 60 moves (each takes a face-up tray or uses an unplayed tile). A
+        # grab asks at most 3 times (move, crate, Rush Order); a tile at most 5 (move, end,
+        # two targets for Quality Control or Order Mix-up, Rush Order).
+        placement = 0 if config.placement == "random" else 2 * (NUM_SPACES - 1)
+        self.max_decisions = placement + NUM_CELLS * 3 + 2 * NUM_SPACES * 5
         self.observation_layout = observation.layout(self)
+        self.encoding_cache: dict = {}  # see observation.rare_fields
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state["encoding_cache"] = {}  # a cache: copies start empty
+        return state
 
     def new_initial_state(self, rng: np.random.Generator) -> PickAndPackState:
         return PickAndPackState(self, rng)
