@@ -319,3 +319,17 @@ def test_single_agent_learner_receives_its_result_in_every_seat(env_id, config, 
             expected = win_rewards(final) if reward_mode == "win" else score_margins(final)
             assert info["seat"] == seat
             assert total == pytest.approx(expected[seat])
+
+
+@pytest.mark.parametrize("env_id", envs.ids())
+def test_human_render_prints_the_ansi_text(env_id, capsys):
+    ansi = pettingzoo.make("aec", env_id, render_mode="ansi")
+    human = pettingzoo.make("aec", env_id, render_mode="human")
+    ansi.reset(seed=4)
+    human.reset(seed=4)
+    capsys.readouterr()
+    assert human.render() is None
+    assert capsys.readouterr().out.strip() == ansi.render().strip()
+    gym_env = gymnasium.make(envs.get_spec(env_id).gym_id, render_mode="ansi")
+    gym_env.reset(seed=4)
+    assert isinstance(gym_env.render(), str) and gym_env.render()

@@ -32,6 +32,17 @@ def _check_render_mode(render_mode: str | None) -> None:
         )
 
 
+def render(table: Table, render_mode: str | None) -> str | None:
+    """The table as text for ``"ansi"``, printed for ``"human"``, nothing without a mode."""
+    if render_mode is None:
+        return None
+    text = table.render()
+    if render_mode == "human":
+        print(text)
+        return None
+    return text
+
+
 def check_seed(seed: Any) -> None:
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
@@ -93,13 +104,7 @@ class _Seats:
         return np.concatenate([self.table.observation(p) for p in range(self.game.num_players)])
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        text = self.table.render()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(self.table, self.render_mode)
 
     def close(self) -> None:
         pass

@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs.core.aec import RENDER_MODES, _check_render_mode, check_seed
+from envs.core.aec import RENDER_MODES, _check_render_mode, check_seed, render
 from envs.core.agents import Agent, uses_observation
 from envs.core.game import Game, IllegalActionError
 from envs.core.spec import GameSpec, get_spec
@@ -127,13 +127,7 @@ class SingleAgentEnv(gym.Env):
         return self.table.legal_mask(self.learner).astype(bool)
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        text = self.table.render()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(self.table, self.render_mode)
 
     # --- internals -------------------------------------------------------------------
     def _opponent(self, player: int) -> Agent:
