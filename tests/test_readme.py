@@ -1,0 +1,21 @@
+"""The README's Python examples run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+EXAMPLES = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+
+
+def test_the_readme_has_examples():
+    assert len(EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize("code", EXAMPLES, ids=[f"example{i}" for i in range(len(EXAMPLES))])
+def test_readme_example_runs(code, capsys):
+    code = re.sub(r"\.learn\([\d_]+\)", ".learn(64)", code)  # one rollout is enough here
+    exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
