@@ -61,6 +61,10 @@ class Table:
 
     def check(self, player: int, action: Any) -> int:
         """``action`` as an int if ``player`` may commit it now; else raise and change nothing."""
+        if type(action) is int and player in self.choosers and player not in self.pending:
+            mask = self._legal(player)
+            if 0 <= action < len(mask) and mask[action]:
+                return action  # the common case, checked first
         if player in self.pending:
             raise IllegalActionError(f"player {player} has already committed this choice")
         if player not in self.choosers:
