@@ -13,6 +13,7 @@ import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
+from cases import CASES
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from pettingzoo.test import api_test, parallel_api_test, seed_test
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
@@ -20,12 +21,6 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import envs
 from envs.core.aec import HiddenHandAEC
 from envs.core.rewards import score_margins
-
-CASES = [
-    pytest.param(env_id, config, id=f"{env_id}-{'-'.join(f'{k}={v}' for k, v in config.items())}")
-    for env_id in envs.ids()
-    for config in envs.get_spec(env_id).configurations
-]
 
 
 def raw(env_id: str, **options) -> HiddenHandAEC:

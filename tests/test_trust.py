@@ -13,6 +13,7 @@ import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
+from cases import CASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,11 +21,6 @@ import envs
 from envs.core.aec import HiddenHandAEC, HiddenHandParallel
 from envs.core.game import State
 
-CASES = [
-    pytest.param(env_id, config, id=f"{env_id}-{'-'.join(f'{k}={v}' for k, v in config.items())}")
-    for env_id in envs.ids()
-    for config in envs.get_spec(env_id).configurations
-]
 GAME_SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
 
