@@ -9,6 +9,8 @@ from training.train import main
 DEMO_ARGS = [
     "--env",
     "hiddenhand/Pico-v0",
+    "--reward-mode",
+    "win",
     "--opponents",
     "random:1,heuristic:1",
     "--total-timesteps",

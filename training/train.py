@@ -44,7 +44,11 @@ class Args:
         "opponent mix as name:weight pairs, e.g. random:1,heuristic:1,self:2; 'self' draws "
         "from the learner's saved snapshots (random until the first one exists)",
     )
-    reward_mode: str = arg("win", "reward mode of the env: win or score")
+    reward_mode: str = arg(
+        "score",
+        "reward mode of the env: score (dense margin; learns several times faster against "
+        "strong heuristics, measured on Förslag and Easter collection) or win",
+    )
     total_timesteps: int = arg(100_000, "learner decisions to train for")
     n_envs: int = arg(4, "environments stepped in parallel")
     subproc: bool = arg(False, "run the environments in subprocesses (SubprocVecEnv)")
