@@ -17,7 +17,9 @@ from pathlib import Path
 import torch
 from sb3_contrib import MaskablePPO
 
-from training.agents.policy import BASELINES, save_policy
+import envs  # noqa: F401  (registers the ids)
+from envs.core.spec import get_spec
+from training.agents.policy import baseline_path, save_policy
 
 
 def main() -> None:
@@ -27,8 +29,8 @@ def main() -> None:
     metadata = json.loads((args.run / "model.json").read_text())
     model = MaskablePPO.load(args.run / "model.zip", device="cpu")
     model.policy.optimizer = torch.optim.Adam(model.policy.parameters())  # no statistics
-    game = metadata["env_id"].split("/")[1].rsplit("-v", 1)[0]
-    path = save_policy(model, BASELINES / f"{game}_{metadata['num_players']}p", metadata)
+    name = get_spec(metadata["env_id"]).name
+    path = save_policy(model, baseline_path(name, metadata["num_players"]), metadata)
     print(f"{path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 

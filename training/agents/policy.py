@@ -98,10 +98,15 @@ def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
     return PolicyAgent(model)
 
 
+def baseline_path(game_name: str, num_players: int) -> Path:
+    """Where the shipped baseline of a game and player count lives."""
+    return BASELINES / f"{game_name}_{num_players}p.zip"
+
+
 def shipped_policy(game: Game) -> PolicyAgent:
     """The shipped MaskablePPO baseline for ``game`` (``opponent="ppo"``)."""
     spec = spec_of(game)
-    path = BASELINES / f"{spec.name}_{game.num_players}p.zip"
+    path = baseline_path(spec.name, game.num_players)
     if not path.is_file():
         shipped = sorted(p.stem for p in BASELINES.glob(f"{spec.name}_*.zip"))
         raise ValueError(
