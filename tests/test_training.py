@@ -91,6 +91,10 @@ def test_training_smoke_on_every_id(env_id, tmp_path):
                 "random:1,heuristic:1,self:1",
                 "--final-eval-games",
                 "10",
+                "--imitate-steps",
+                "100",
+                "--imitate-epochs",
+                "1",
                 "--run-dir",
                 str(tmp_path),
                 "--no-progress-bar",
@@ -178,3 +182,31 @@ def test_a_missing_baseline_is_a_clear_error(monkeypatch, tmp_path):
     spec = envs.get_spec("hiddenhand/pico-v0")
     with pytest.raises(ValueError, match="no shipped baseline for hiddenhand/pico-v0 with 3"):
         spec.agent_factory("ppo")(spec.make_game(num_players=3))
+
+
+def test_imitation_warm_start_follows_the_heuristic(tmp_path):
+    import gymnasium
+    import numpy as np
+    from sb3_contrib import MaskablePPO
+
+    args = training_train.Args(
+        env="hiddenhand/pico-v0",
+        opponents="heuristic:1",
+        reward_mode="win",
+        gamma=1.0,
+        imitate_steps=3000,
+        imitate_epochs=5,
+        batch_size=64,
+    )
+    data = training_train.collect_demonstrations(args, tmp_path)
+    size = len(data["actions"])
+    assert size >= 3000 and all(len(column) == size for column in data.values())
+    assert data["masks"][np.arange(size), data["actions"]].all()  # legal, demonstrated choices
+    # Undiscounted win rewards: every decision's return is its game's result, +1, -1 or 0.
+    assert set(np.unique(data["returns"])) <= {-1.0, 0.0, 1.0}
+    assert len(np.unique(data["returns"])) > 1
+
+    env = gymnasium.make("hiddenhand/Pico-v0")
+    model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
+    fit = training_train.imitate(model, data, args)
+    assert fit["agreement"] > fit["agreement_before"] + 0.2

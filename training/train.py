@@ -6,7 +6,10 @@
 One seat learns (drawn at random each episode) through the Gymnasium
 single-agent view; the other seats are filled each episode from an opponent mix
 of random, the game's heuristic and past snapshots of the learner (self-play).
-A run folder collects the model, its config, TensorBoard logs, the periodic
+With ``--imitate-steps N`` the policy
+first imitates the game's heuristic over N of its decisions (behaviour cloning;
+the value head fits their returns), and PPO improves on it from there. A run
+folder collects the model, its config, TensorBoard logs, the periodic
 evaluations (CSV) and a learning-curve PNG.
 """
 
@@ -50,6 +53,12 @@ class Args:
         "strong heuristics, measured on Förslag and Easter collection) or win",
     )
     total_timesteps: int = arg(100_000, "learner decisions to train for")
+    imitate_steps: int = arg(
+        0,
+        "warm start: learner decisions of the game's heuristic to imitate (behaviour cloning of "
+        "the policy, Monte Carlo returns for the value) before PPO starts; 0: start from scratch",
+    )
+    imitate_epochs: int = arg(8, "passes over the imitation data")
     n_envs: int = arg(4, "environments stepped in parallel")
     subproc: bool = arg(False, "run the environments in subprocesses (SubprocVecEnv)")
     seed: int = arg(0, "seed of everything: envs, opponents, network initialisation")
@@ -176,6 +185,83 @@ def evaluate(agent, env_id: str, options: dict, opponent: str, games: int, seed:
     return {"opponent": opponent, "games": games, **result}
 
 
+def collect_demonstrations(args: Args, snapshot_dir: Path) -> dict[str, np.ndarray]:
+    """``args.imitate_steps`` learner decisions made by the heuristic against the opponent
+    mix: observations, masks, actions and discounted returns."""
+    env = make_env(args, rank=10_000, snapshot_dir=snapshot_dir)()
+    base = env.unwrapped
+    teacher = base.game_spec.agent_factory("heuristic")(base.game)
+    rng = np.random.default_rng(args.seed + 10_000)
+    observations, masks, actions, returns = [], [], [], []
+    while len(actions) < args.imitate_steps:
+        observation, info = env.reset()
+        rewards, done = [], False
+        while not done:
+            mask = info["action_mask"]
+            action = teacher.act(observation, mask, rng)
+            observations.append(observation)
+            masks.append(mask.astype(bool))
+            actions.append(action)
+            observation, reward, terminated, truncated, info = env.step(action)
+            rewards.append(reward)
+            done = terminated or truncated
+        running, episode_returns = 0.0, []
+        for reward in reversed(rewards):
+            running = reward + args.gamma * running
+            episode_returns.append(running)
+        returns.extend(reversed(episode_returns))
+    env.close()
+    return {
+        "observations": np.array(observations, dtype=np.float32),
+        "masks": np.array(masks),
+        "actions": np.array(actions),
+        "returns": np.array(returns, dtype=np.float32),
+    }
+
+
+def greedy_agreement(model, data: dict[str, np.ndarray]) -> float:
+    """Share of the demonstrations whose action the policy's greedy choice matches."""
+    import torch
+
+    with torch.no_grad():
+        observations = torch.as_tensor(data["observations"])
+        dist = model.policy.get_distribution(observations, action_masks=data["masks"])
+        greedy = dist.get_actions(deterministic=True).numpy()
+    return float((greedy == data["actions"]).mean())
+
+
+def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
+    """Fit the policy to the demonstrated actions (cross-entropy under the mask) and the
+    value to their returns, with the model's own optimizer; report the greedy agreement."""
+    import torch
+    import torch.nn.functional as F
+
+    policy = model.policy
+    tensors = {key: torch.as_tensor(value) for key, value in data.items()}
+    rng = np.random.default_rng(args.seed)
+    size = len(data["actions"])
+    before = greedy_agreement(model, data)
+    for _ in range(args.imitate_epochs):
+        for batch in np.array_split(rng.permutation(size), max(1, size // args.batch_size)):
+            values, log_prob, _ = policy.evaluate_actions(
+                tensors["observations"][batch],
+                tensors["actions"][batch],
+                action_masks=tensors["masks"][batch],
+            )
+            policy_loss = -log_prob.mean()
+            value_loss = F.mse_loss(values.flatten(), tensors["returns"][batch])
+            loss = policy_loss + model.vf_coef * value_loss
+            policy.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
+            policy.optimizer.step()
+    return {
+        "agreement_before": before,
+        "agreement": greedy_agreement(model, data),
+        "value_loss": value_loss.item(),
+    }
+
+
 def plot_curves(rows: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -253,9 +339,14 @@ def train(args: Args) -> Path:
             result["timesteps"] = model.num_timesteps
             result["wall_seconds"] = round(time.time() - started, 1)
             rows.append(result)
-            model.logger.record(f"eval/win_rate_vs_{opponent}", result["win_rate"])
-            model.logger.record(f"eval/mean_score_vs_{opponent}", result["mean_score"])
+            if hasattr(model, "_logger"):  # set up by learn(); not yet there after imitation
+                model.logger.record(f"eval/win_rate_vs_{opponent}", result["win_rate"])
+                model.logger.record(f"eval/mean_score_vs_{opponent}", result["mean_score"])
             value += result["win_rate"]
+        with open(run / "evaluations.csv", "w", newline="") as handle:  # kept up to date
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
         if value > best["value"]:
             best["value"] = value
             save_policy(model, run / "best_model", metadata | {"timesteps": model.num_timesteps})
@@ -276,6 +367,14 @@ def train(args: Args) -> Path:
                 self.next_eval += args.eval_every
             return True
 
+    if args.imitate_steps:
+        fit = imitate(model, collect_demonstrations(args, snapshots), args)
+        print(
+            f"imitated the heuristic over {args.imitate_steps} decisions: greedy agreement "
+            f"{fit['agreement_before']:.3f} -> {fit['agreement']:.3f}, "
+            f"value loss {fit['value_loss']:.3f}"
+        )
+        evaluate_now(args.eval_games)
     model.learn(args.total_timesteps, callback=Periodic(), progress_bar=args.progress_bar)
     train_seconds = time.time() - started
     evaluate_now(args.final_eval_games)
@@ -289,10 +388,6 @@ def train(args: Args) -> Path:
             "command": config["command"],
         },
     )
-    with open(run / "evaluations.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     plot_curves(rows, run / "learning_curve.png")
     vec_env.close()
     return run
