@@ -88,11 +88,12 @@ class _Seats:
         return self._action_spaces[agent]
 
     def _deal(self, seed: int | None) -> None:
-        """A new game: ``seed`` restarts the env's RNG; without one the RNG runs on."""
+        """A new game: ``seed`` restarts the env's RNG; without one the RNG runs on. The
+        game draws its chance events from the same RNG, so one seed fixes a whole series."""
         check_seed(seed)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-        self.table.reset(self._rng.spawn(1)[0])
+        self.table.reset(self._rng)
 
     def _observation(self, player: int, mask: np.ndarray) -> dict[str, np.ndarray]:
         return {"observation": self.table.observation(player), "action_mask": mask}
@@ -147,6 +148,7 @@ class HiddenHandAEC(_Seats, AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
+        self._rewards_shown = False  # whether ``rewards`` holds a reveal's (maybe nonzero) values
         self.agent_selection = self.possible_agents[self.table.next_chooser()]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -179,15 +181,15 @@ class HiddenHandAEC(_Seats, AECEnv):
             self._penalize(agent)
             return
         self._cumulative_rewards[agent] = 0.0
-        if revealed is None:
-            self._clear_rewards()
-        else:
-            self.rewards = {
-                a: float(r) for a, r in zip(self.possible_agents, revealed, strict=True)
-            }
+        if revealed is not None:
+            self.rewards = dict(zip(self.possible_agents, revealed, strict=True))
+            self._accumulate_rewards()
+            self._rewards_shown = True
             if self.table.terminal:
                 self.terminations = dict.fromkeys(self.agents, True)
-        self._accumulate_rewards()
+        elif self._rewards_shown:  # a commitment changes no reward: clear the last reveal's
+            self._clear_rewards()
+            self._rewards_shown = False
         chooser = self.table.next_chooser()
         self.agent_selection = self.agents[0] if chooser is None else self.possible_agents[chooser]
         if self.render_mode == "human":
@@ -204,6 +206,7 @@ class HiddenHandAEC(_Seats, AECEnv):
         self.rewards[agent] = ILLEGAL_MOVE_REWARD
         self._cumulative_rewards[agent] = 0.0
         self._accumulate_rewards()
+        self._rewards_shown = True
 
 
 class HiddenHandParallel(_Seats, ParallelEnv):

@@ -102,7 +102,7 @@ class SingleAgentEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         check_seed(seed)
         super().reset(seed=seed)
-        self.table.reset(self.np_random.spawn(1)[0])
+        self.table.reset(self.np_random)  # one RNG: the deal, chance, seats, opponents
         n = self.game.num_players
         self.learner = (
             self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(n))

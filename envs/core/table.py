@@ -28,6 +28,12 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
+def _read_only_copy(array: np.ndarray, dtype: type) -> np.ndarray:
+    """A read-only copy of ``array``'s bytes as ``dtype`` (an array over immutable bytes is
+    born read-only, which is cheaper than copying and then setting the flag)."""
+    return np.frombuffer(array.tobytes(), dtype)
+
+
 class Table:
     def __init__(self, game: Game, reward_mode: str = "win") -> None:
         self.game = game
@@ -83,11 +89,12 @@ class Table:
         Returns every player's rewards when a reveal happened, else None. Raises
         ``IllegalActionError`` (a ValueError) and changes nothing on bad input.
         """
-        self.pending[player] = self.check(player, action)
-        if len(self.pending) < len(self.choosers):
+        joint = self.pending
+        joint[player] = self.check(player, action)
+        if len(joint) < len(self.choosers):
             return None
-        joint, self.pending = self.pending, {}
-        self.state._apply(dict(sorted(joint.items())))  # validated above, seat order
+        self.pending = {}
+        self.state._apply(joint if len(joint) == 1 else dict(sorted(joint.items())))  # seat order
         self._state_changed()
         return self.tracker.rewards(self.state.scores, self.terminal)
 
@@ -112,7 +119,9 @@ class Table:
     def _legal(self, player: int) -> np.ndarray:
         mask = self._masks.get(player)
         if mask is None:
-            mask = self._masks[player] = _frozen(self.state.legal_mask(player).astype(np.int8))
+            mask = self._masks[player] = _read_only_copy(
+                self.state.legal_mask(player).astype(bool, copy=False), np.int8
+            )
         return mask
 
     def legal_mask(self, player: int) -> np.ndarray:

@@ -3,10 +3,17 @@
 Every hand is known to a careful player (two players: the aside card is face up;
 three players: you saw the set you passed, the aside card is face up, and the
 third set is the rest), so hands are shown for every seat.
+
+Nothing is hidden, so every observation is a seat rotation of seat 0's: the state
+keeps seat 0's observation up to date at every reveal (``PicoState.public``, written
+through the flat indices of ``PublicIndex``), and a player's observation is one
+gather from it (``seat_permutations``).
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +27,8 @@ if TYPE_CHECKING:
 NUM_CARDS = 11
 MAX_ROUNDS = 3
 MAX_SCORE = 100
+#: The fields with one row per seat (rotated to the observer's seat); the others are shared.
+PER_SEAT_FIELDS = ("hand", "won", "last_played", "last_winners", "scores")
 
 
 def layout(game: PicoGame) -> ObservationLayout:
@@ -36,20 +45,74 @@ def layout(game: PicoGame) -> ObservationLayout:
     )
 
 
-def seat_orders(num_players: int) -> list[np.ndarray]:
-    """Per observer, the seats in observation order (own first, then going left)."""
-    return [np.array(relative_seats(p, num_players)) for p in range(num_players)]
+@dataclass(frozen=True)
+class PublicIndex:
+    """Flat indices into seat 0's observation, where the rules write each reveal."""
+
+    hand_rows: tuple[int, ...]  # per seat, the index of its hand's first card value
+    won_rows: tuple[int, ...]
+    scores: int  # + seat
+    round: int  # + round
+    hands: slice  # every seat's hand
+    won: slice
+    aside: slice
+    last_reveal: slice  # last_played and last_winners, side by side (see ``last_reveal``)
+    rounds: slice
+
+    @classmethod
+    def of(cls, layout: ObservationLayout, num_players: int) -> PublicIndex:
+        f = layout.fields
+        assert f["last_played"].stop == f["last_winners"].start
+
+        def rows(name: str) -> tuple[int, ...]:
+            return tuple(f[name].start + NUM_CARDS * seat for seat in range(num_players))
+
+        def span(first: str, last: str) -> slice:
+            return slice(f[first].start, f[last].stop)
+
+        return cls(
+            hand_rows=rows("hand"),
+            won_rows=rows("won"),
+            scores=f["scores"].start,
+            round=f["round"].start,
+            hands=span("hand", "hand"),
+            won=span("won", "won"),
+            aside=span("aside", "aside"),
+            last_reveal=span("last_played", "last_winners"),
+            rounds=span("round", "round"),
+        )
 
 
-def encode(state: PicoState, player: int, views: dict[str, np.ndarray]) -> None:
-    seats = state.game.seat_orders[player]
-    views["hand"][:] = state.hands[seats]
-    views["won"][:] = state.won[seats]
-    views["aside"][:] = state.aside
-    played = state.last_played[seats]
-    if played[0] >= 0:  # everyone plays in every reveal
-        views["last_played"][np.arange(len(seats)), played] = 1
-    views["last_winners"][:] = state.last_winners[seats]
-    views["scores"][:] = state.total_scores[seats]
-    if state.round < state.game.num_rounds:
-        views["round"][state.round] = 1
+def seat_permutations(layout: ObservationLayout, num_players: int) -> list[np.ndarray]:
+    """Per observer, the indices that gather their observation from seat 0's: the rows of
+    per-seat fields in the observer's seat order (own first, then going left)."""
+    seat0 = layout.views(np.arange(layout.size))
+    permutations = []
+    for player in range(num_players):
+        seats = relative_seats(player, num_players)
+        flat = np.arange(layout.size)
+        for name, view in layout.views(flat).items():
+            if name in PER_SEAT_FIELDS:
+                view[:] = seat0[name][seats]
+        permutations.append(flat)
+    return permutations
+
+
+@functools.cache
+def last_reveal(played: tuple[int, ...], won: tuple[int, ...]) -> np.ndarray:
+    """The fields ``last_played`` and ``last_winners`` (side by side) after a reveal of the
+    card indices ``played`` won by the seats ``won``, in seat order (read-only; cached: at
+    most 11**3 reveals)."""
+    n = len(played)
+    shown = np.zeros(n * NUM_CARDS + n, dtype=np.float32)
+    for seat, card in enumerate(played):
+        shown[seat * NUM_CARDS + card] = 1
+    for seat in won:
+        shown[n * NUM_CARDS + seat] = 1
+    shown.flags.writeable = False
+    return shown
+
+
+def observation(state: PicoState, player: int) -> np.ndarray:
+    """``player``'s observation (a new float32 array), gathered from seat 0's."""
+    return state.public.take(state.game.seat_permutations[player])

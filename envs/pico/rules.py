@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -55,6 +57,19 @@ def winners(cards: Sequence[int]) -> list[int]:
     return [lowest] if cards[highest] > sum(cards) - cards[highest] else [highest]
 
 
+def held_set(player: int, round_: int, num_players: int) -> int:
+    """The dealt set ``player`` holds in a round. Three players pass the dealt hands to the
+    left before round 1, then to the right between rounds; two players swap."""
+    shift = 0 if num_players == 2 else -1
+    return (player + shift + round_) % num_players
+
+
+@functools.cache
+def card_winners(played: tuple[int, ...]) -> tuple[int, ...]:
+    """``winners`` of the played card indices (at most 11**3 of them: cached)."""
+    return tuple(winners([VALUES[card] for card in played]))
+
+
 @dataclass(frozen=True)
 class PicoConfig(Config):
     """Options: ``num_players`` 2 or 3; ``points``, a mapping from card value to points."""
@@ -73,6 +88,11 @@ class PicoConfig(Config):
 
 
 class PicoState(State):
+    """A Pico position. The public table is kept as seat 0's observation (``public``),
+    written in place at every reveal; ``hands``, ``won`` and the last reveal are read from
+    it. ``total_scores``, ``hand_sizes`` and the legal masks (``legal``) are kept up to date
+    beside it for the rules (``check_invariants`` checks them against it)."""
+
     game: PicoGame
 
     def __init__(self, game: PicoGame, rng: np.random.Generator) -> None:
@@ -81,69 +101,119 @@ class PicoState(State):
         deck = np.repeat(np.arange(NUM_CARDS), DECK_COUNTS[n])
         rng.shuffle(deck)
         size = HAND_SIZE[n]
-        #: The dealt sets of cards (counts per value); set ``d`` was dealt to seat ``d``.
-        self.sets = np.stack(
+        sets = np.stack(
             [np.bincount(deck[d * size : (d + 1) * size], minlength=NUM_CARDS) for d in range(n)]
         )
-        self.aside = np.bincount(deck[n * size :], minlength=NUM_CARDS)
+        self._deal(sets, np.bincount(deck[n * size :], minlength=NUM_CARDS))
+
+    def _deal(self, sets: np.ndarray, aside: np.ndarray) -> None:
+        """Start the game from these dealt sets (set ``d`` dealt to seat ``d``) and aside card."""
+        #: The dealt sets of cards (counts per value); set ``d`` was dealt to seat ``d``.
+        self.sets = sets
+        self.aside = aside
+        self.set_sizes: list[int] = sets.sum(axis=1).tolist()  # cards in each set
         self.round = 0
-        self.total_scores = np.zeros(n, dtype=np.int64)
-        #: Card index each seat played in the last reveal (-1 before any), and who won it.
-        self.last_played = np.full(n, -1, dtype=np.int64)
-        self.last_winners = np.zeros(n, dtype=bool)
+        #: Seat 0's observation: the whole public table (see ``observation.PublicIndex``).
+        self.public = self.game.observation_layout.zeros()
+        self.public[self.game.public_index.aside] = aside
+        self.total_scores = np.zeros(self.game.num_players, dtype=np.float64)
         self._start_round()
 
     def set_held_by(self, player: int, round_: int | None = None) -> int:
-        """The dealt set ``player`` holds in a round. Three players pass the dealt hands to the
-        left before round 1, then to the right between rounds; two players swap."""
+        """The dealt set ``player`` holds in a round (this one by default)."""
         round_ = self.round if round_ is None else round_
-        n = self.game.num_players
-        shift = 0 if n == 2 else -1
-        return (player + shift + round_) % n
+        return held_set(player, round_, self.game.num_players)
 
     def _start_round(self) -> None:
-        n = self.game.num_players
-        self.hands = np.stack([self.sets[self.set_held_by(p)] for p in range(n)])
-        self.won = np.zeros_like(self.hands)
+        game, public = self.game, self.public
+        at = game.public_index
+        hands = self.sets.take(game.hand_gathers[self.round])  # flat, in seat order
+        public[at.hands] = hands
+        public[at.won] = 0
+        public[at.rounds] = 0
+        public[at.round + self.round] = 1
+        #: Cards in each seat's hand, and each seat's legal mask (the cards it holds).
+        self.hand_sizes = [self.set_sizes[d] for d in game.held_sets[self.round]]
+        self.legal = hands.astype(bool).reshape(game.num_players, NUM_CARDS)  # counts >= 0
+
+    def _field(self, name: str) -> np.ndarray:
+        """A field of the public table, as integers (a copy)."""
+        return self.game.observation_layout.views(self.public)[name].astype(np.int64)
+
+    @property
+    def hands(self) -> np.ndarray:
+        """Cards of each value in each seat's hand (a copy)."""
+        return self._field("hand")
+
+    @property
+    def won(self) -> np.ndarray:
+        """Cards of each value each seat has won this round (a copy)."""
+        return self._field("won")
+
+    @property
+    def last_played(self) -> np.ndarray:
+        """The card each seat played in the last reveal (-1 before any)."""
+        shown = self._field("last_played")
+        return np.where(shown.any(axis=1), shown.argmax(axis=1), -1)
+
+    @property
+    def last_winners(self) -> np.ndarray:
+        """Which seats won the last reveal."""
+        return self._field("last_winners").astype(bool)
+
+    def is_terminal(self) -> bool:
+        return self.round >= self.game.num_rounds
 
     def to_act(self) -> tuple[int, ...]:
-        if self.round >= NUM_ROUNDS[self.game.num_players]:
-            return ()
-        return tuple(range(self.game.num_players))
+        return () if self.round >= self.game.num_rounds else self.game.seats
 
     def legal_mask(self, player: int) -> np.ndarray:
-        if self.is_terminal():
+        if self.round >= self.game.num_rounds:
             return np.zeros(NUM_CARDS, dtype=bool)
-        return self.hands[player] > 0
+        return self.legal[player].copy()
 
     def _apply(self, joint: Mapping[int, int]) -> None:
-        played = [joint[p] for p in range(self.game.num_players)]
-        won = winners([VALUES[card] for card in played])
-        self.last_played[:] = played
-        self.last_winners[:] = False
-        for seat in won:
+        game, public = self.game, self.public
+        at = game.public_index
+        played: tuple[int, ...] = game.cards_played(joint)
+        winning = card_winners(played)
+        public[at.last_reveal] = observation.last_reveal(played, winning)
+        for seat in winning:  # the winning card leaves the hand for the seat's won pile
             card = played[seat]
-            self.last_winners[seat] = True
-            self.hands[seat, card] -= 1
-            self.won[seat, card] += 1
-            self.total_scores[seat] += self.game.card_points[card]
-        if (self.hands.sum(axis=1) == 1).any():
+            in_hand = at.hand_rows[seat] + card
+            left = public.item(in_hand) - 1
+            public[in_hand] = left
+            if left == 0:
+                self.legal[seat, card] = False
+            self.hand_sizes[seat] -= 1
+            in_pile = at.won_rows[seat] + card
+            public[in_pile] = public.item(in_pile) + 1
+            score = self.total_scores.item(seat) + game.points[card]
+            self.total_scores[seat] = public[at.scores + seat] = score
+        if 1 in self.hand_sizes:  # the round ends the moment a player holds one card
             self.round += 1
-            if not self.is_terminal():
+            if self.round < game.num_rounds:
                 self._start_round()
+            else:
+                public[at.rounds] = 0
 
     def scores(self) -> np.ndarray:
-        return self.total_scores.astype(np.float64)
+        return self.total_scores.copy()
 
     def check_invariants(self) -> None:
         n = self.game.num_players
         assert (self.sets.sum(axis=0) + self.aside == DECK_COUNTS[n]).all(), "deck not conserved"
+        hands, won = self.hands, self.won
         if not self.is_terminal():
             for p in range(n):
-                held = self.hands[p] + self.won[p]
+                held = hands[p] + won[p]
                 assert (held == self.sets[self.set_held_by(p)]).all(), f"seat {p} lost a card"
-                assert self.hands[p].sum() >= 2, f"seat {p} plays on with one card"
-        assert self.total_scores.sum() >= (self.won * self.game.card_points).sum()
+                assert hands[p].sum() >= 2, f"seat {p} plays on with one card"
+        assert self.hand_sizes == hands.sum(axis=1).tolist(), "hand sizes out of date"
+        for p in range(n):
+            assert (self.legal[p] == (hands[p] > 0)).all(), f"seat {p}'s mask out of date"
+        assert (self.total_scores == self._field("scores")).all(), "scores out of date"
+        assert self.total_scores.sum() >= (won * self.game.card_points).sum()
 
     def __str__(self) -> str:
         def cards(count_row: np.ndarray) -> str:
@@ -152,18 +222,24 @@ class PicoState(State):
             )
 
         n = self.game.num_players
+        hands, won, last_played, last_winners = (
+            self.hands,
+            self.won,
+            self.last_played,
+            self.last_winners,
+        )
         rounds = NUM_ROUNDS[n]
         lines = [
             f"Pico, round {min(self.round + 1, rounds)} of {rounds}; aside: {cards(self.aside)}"
         ]
         for p in range(n):
             last = ""
-            if self.last_played[p] >= 0:
-                outcome = "won" if self.last_winners[p] else "lost"
-                last = f"  last played {VALUES[self.last_played[p]]} ({outcome})"
+            if last_played[p] >= 0:
+                outcome = "won" if last_winners[p] else "lost"
+                last = f"  last played {VALUES[last_played[p]]} ({outcome})"
             lines.append(
-                f"player_{p}: score {self.total_scores[p]:>2}  hand [{cards(self.hands[p])}]"
-                f"  won [{cards(self.won[p])}]{last}"
+                f"player_{p}: score {int(self.total_scores[p]):>2}  hand [{cards(hands[p])}]"
+                f"  won [{cards(won[p])}]{last}"
             )
         if self.is_terminal():
             lines.append("game over")
@@ -185,13 +261,30 @@ class PicoGame(Game):
         # down to one card: at most n * (hand - 2) + 1 reveals of n decisions a round.
         self.max_decisions = self.num_rounds * (n * (hand - 2) + 1) * n
         self.observation_layout = observation.layout(self)
-        self.seat_orders = observation.seat_orders(config.num_players)
+        self.seats = tuple(range(n))
+        #: The joint action's cards in seat order, as a tuple.
+        self.cards_played = operator.itemgetter(*self.seats)
+        #: Per round, the dealt set each seat holds, and the flat indices into
+        #: ``PicoState.sets`` that gather those sets in seat order.
+        self.held_sets = [[held_set(p, r, n) for p in self.seats] for r in range(self.num_rounds)]
+        self.hand_gathers = [
+            np.concatenate([d * NUM_CARDS + np.arange(NUM_CARDS) for d in held])
+            for held in self.held_sets
+        ]
+        #: Points per card index, as Python ints for the reveal's scalar arithmetic.
+        self.points = tuple(int(p) for p in self.card_points)
+        self.public_index = observation.PublicIndex.of(self.observation_layout, n)
+        self.seat_permutations = observation.seat_permutations(self.observation_layout, n)
 
     def new_initial_state(self, rng: np.random.Generator) -> PicoState:
         return PicoState(self, rng)
 
+    def observation(self, state: PicoState, player: int) -> np.ndarray:
+        return observation.observation(state, player)
+
     def encode(self, state: PicoState, player: int, views: dict[str, np.ndarray]) -> None:
-        observation.encode(state, player, views)
+        for name, view in self.observation_layout.views(self.observation(state, player)).items():
+            views[name][...] = view
 
     def action_name(self, action: int) -> str:
         return f"play {VALUES[action]}"
