@@ -12,7 +12,9 @@ OpenSpiel's ``goofspiel(num_cards=13)`` as a turn-based game reading
 played but not counted as steps; install the ``[bench]`` extra). Each figure
 is the median, min and max over repeats, each repeat running every case once in
 turn (so load changes on a shared machine fall on all cases alike); ratios are to
-``rps_v2 env()`` and to goofspiel.
+``rps_v2 env()`` and to goofspiel. A last reference, the core's floor, plays a
+game whose rules and encoder cost nothing through ``raw_env``: what every game pays
+before its own rules.
 """
 
 from __future__ import annotations
@@ -32,8 +34,49 @@ import numpy as np
 
 import envs
 from envs.core.aec import HiddenHandAEC, HiddenHandParallel
+from envs.core.game import Game, State
+from envs.core.observation import ObservationLayout
+from envs.core.spec import GameSpec
 
 Runner = Callable[[float], tuple[int, int]]  # seconds -> (steps, games)
+
+
+class FreeState(State):
+    """A two-player game of 20 alternating moves whose rules cost next to nothing."""
+
+    def __init__(self, game: FreeGame, rng: np.random.Generator) -> None:
+        super().__init__(game, rng)
+        self.moves = 0
+
+    def to_act(self) -> tuple[int, ...]:
+        return () if self.moves == 20 else (self.moves % 2,)
+
+    def legal_mask(self, player: int) -> np.ndarray:
+        return self.game.every_action
+
+    def _apply(self, joint) -> None:
+        self.moves += 1
+
+    def scores(self) -> np.ndarray:
+        return np.zeros(2)
+
+    def __str__(self) -> str:
+        return f"{self.moves} moves"
+
+
+class FreeGame(Game):
+    """The core's floor: a ``raw_env`` step of this game is the AEC bookkeeping, the
+    read-only caches and the benchmark's own loop, with no rules or encoder to speak of."""
+
+    name, num_actions, max_decisions, has_hidden_state = "free", 4, 20, False
+    observation_layout = ObservationLayout().add("moves", 8, "nothing is written here")
+    every_action = np.ones(4, dtype=bool)
+
+    def new_initial_state(self, rng: np.random.Generator) -> FreeState:
+        return FreeState(self, rng)
+
+    def encode(self, state: FreeState, player: int, views: dict[str, np.ndarray]) -> None:
+        pass
 
 
 def pick(mask: np.ndarray, rng: np.random.Generator) -> int:
@@ -144,6 +187,10 @@ def summarise(rates: list[tuple[int, int]], seconds: float) -> dict[str, float]:
     }
 
 
+def free_env() -> HiddenHandAEC:
+    return HiddenHandAEC(GameSpec(FreeGame, name="free", gym_name="Free"))
+
+
 def cases(ids: list[str]) -> list[tuple[str, str, Runner]]:
     from pettingzoo.classic import connect_four_v3, rps_v2
 
@@ -151,6 +198,7 @@ def cases(ids: list[str]) -> list[tuple[str, str, Runner]]:
         ("rps_v2", "env()", aec_runner(rps_v2.env, use_last=True)),
         ("connect_four_v3", "env()", aec_runner(connect_four_v3.env, use_last=True)),
         ("goofspiel(13) OpenSpiel", "observation_tensor", openspiel_runner()),
+        ("core floor (rules that cost nothing)", "raw_env", aec_runner(free_env, False)),
     ]
     for env_id in ids:
         spec = envs.get_spec(env_id)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
 from envs.core.agents import RandomAgent
 from envs.core.game import counts
 from envs.pickup import SPEC, raw_env
+from envs.pickup.observation import build_table
 from envs.pickup.rules import (
     BOOK_TARGET,
     DECK_COUNTS,
@@ -39,12 +42,14 @@ def set_table(
     pool: tuple[int, ...],
     piles: list[tuple[int, ...]] | None = None,
 ) -> None:
-    """Script a deal: the hands, the pool and the score piles (face values)."""
+    """Script a deal: the hands, the pool and the score piles (face values). Fields set by
+    hand before the call (round, dealer ...) are taken in too."""
     for seat, hand in enumerate(hands):
         state.hands[seat] = cards(*hand)
     state.pool = cards(*pool).tolist()
     for seat, pile in enumerate(piles or [()] * len(hands)):
         state.piles[seat] = cards(*pile)
+    state.refresh()  # the totals and the observation table follow the scripted fields
 
 
 def play(state: PickupState, **played: int) -> None:
@@ -402,6 +407,7 @@ def test_other_players_hands_and_the_stock_are_hidden():
     b.hands[2, r2] -= 1
     b.hands[2, r1] += 1
     b.stock = b.stock[::-1]
+    b.refresh()  # edited by hand
     game = a.game
     if r1 != r2:
         assert not np.array_equal(game.observation(a, 1), game.observation(b, 1))
@@ -820,12 +826,75 @@ def reference_observation(state: PickupState, player: int) -> np.ndarray:
 
 @pytest.mark.parametrize("options", SPEC.configurations)
 def test_encoder_matches_the_plain_reference(options):
+    # The observation is gathered from the state's table (kept up to date by the rules);
+    # the Game.encode path into named views must agree with it as well.
     game = PickupGame.from_options(**options)
-    for seed in range(3):
+    layout = game.observation_layout
+    for seed in range(12):
         for state in random_game(game, seed):
             for player in range(game.num_players):
                 expected = reference_observation(state, player)
-                assert np.array_equal(game.observation(state, player), expected)
+                observed = game.observation(state, player)
+                assert observed.dtype == np.float32
+                assert observed.tobytes() == expected.tobytes()
+                flat = layout.zeros()
+                game.encode(state, player, layout.views(flat))
+                assert flat.tobytes() == expected.tobytes()
+
+
+def reference_mask(state: PickupState, player: int) -> np.ndarray:
+    """The documented mask, plainly: hand ranks while playing, eligible pool ranks for the
+    chooser."""
+    mask = np.zeros(NUM_RANKS, dtype=bool)
+    if state.finished:
+        return mask
+    if state.chooser < 0:
+        return state.hands[player] > 0
+    if player == state.chooser:
+        for rank in range(state.played[player] + 1):
+            mask[rank] = state.pool[rank] > 0
+    return mask
+
+
+@pytest.mark.parametrize("options", SPEC.configurations)
+def test_legal_mask_matches_the_plain_reference(options):
+    game = PickupGame.from_options(**options)
+    for seed in range(12):
+        for state in random_game(game, seed):
+            for player in range(game.num_players):
+                mask = state.legal_mask(player)
+                assert mask.dtype == bool
+                assert np.array_equal(mask, reference_mask(state, player))
+
+
+def assert_bookkeeping_fresh(state: PickupState) -> None:
+    """The kept totals and observation table equal a recomputation from scratch."""
+    assert state.totals.tolist() == (state.banked + state.piles @ np.arange(1, 11)).tolist()
+    assert state.table.tobytes() == build_table(state).tobytes()
+    # The views used to recompute ``unseen`` are views of this state's own table.
+    for view in (state._table_hands, state._table_unseen, state._table_unshown):
+        assert view.base is state.table
+
+
+@pytest.mark.parametrize("options", SPEC.configurations + ({"num_players": 2, "target_score": 30},))
+def test_kept_table_and_totals_match_a_recomputation_over_random_play(options):
+    game = PickupGame.from_options(**options)
+    for seed in range(8):
+        for state in random_game(game, seed):
+            assert_bookkeeping_fresh(state)
+    # Copies (clone, resample, pickle) get their own table, bound and kept up to date.
+    state = position(game.num_players, **{k: v for k, v in options.items() if k != "num_players"})
+    before = state.table.copy()
+    for twin in (
+        state.clone(),
+        state.resample(0, np.random.default_rng(1)),
+        pickle.loads(pickle.dumps(state)),
+    ):
+        assert_bookkeeping_fresh(twin)
+        for later in random_game_from(twin, 5):
+            assert_bookkeeping_fresh(later)
+    assert state.table.tobytes() == before.tobytes()
+    assert_bookkeeping_fresh(state)
 
 
 # --- heuristic ------------------------------------------------------------------------

@@ -154,10 +154,12 @@ class HiddenHandAEC(_Seats, AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if self.table.state is None:
             raise RuntimeError("reset() must be called before observe()")
-        player = self.agent_ids[agent]
+        table, player = self.table, self.agent_ids[agent]
         if agent == self.agent_selection and not self.terminations.get(agent, True):
-            return self._observation(player, self.table.legal_mask(player))
-        return self._observation(player, self.table.no_actions)
+            mask = table.legal_mask(player)
+        else:
+            mask = table.no_actions
+        return {"observation": table.observation(player), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         if self.table.state is None:
@@ -181,13 +183,13 @@ class HiddenHandAEC(_Seats, AECEnv):
             self._penalize(agent)
             return
         self._cumulative_rewards[agent] = 0.0
-        if revealed is not None:
+        if revealed is not None and self.table.terminal:
+            self.terminations = dict.fromkeys(self.agents, True)
+        if revealed is not None and any(revealed):
             self.rewards = dict(zip(self.possible_agents, revealed, strict=True))
             self._accumulate_rewards()
             self._rewards_shown = True
-            if self.table.terminal:
-                self.terminations = dict.fromkeys(self.agents, True)
-        elif self._rewards_shown:  # a commitment changes no reward: clear the last reveal's
+        elif self._rewards_shown:  # no reward this step: clear the last reveal's
             self._clear_rewards()
             self._rewards_shown = False
         chooser = self.table.next_chooser()

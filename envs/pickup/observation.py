@@ -4,14 +4,22 @@ Public: the pool, every score pile, the cards of the latest reveal (this round's
 once revealed, else the previous round's) and the order they acted in, who acted
 last, the dealer, whose pickup choice it is, scores and the round. Private: the observer's own hand, and so the cards it has not seen.
 No other hand and no unrevealed choice is ever shown.
+
+Speed: every state keeps a *table*, one float32 vector holding every field of every
+seat's observation in absolute seat order (``table_layout``). The rules update it as
+they go; an observation is then one gather of the observer's cells (``gather_index``).
+``build_table`` writes the table plainly from the rules' fields: the rules use it at
+the start of each hand and ``check_invariants`` compares the kept table with it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from envs.core.game import relative_seats
 from envs.core.observation import ObservationLayout
 
 if TYPE_CHECKING:
@@ -61,30 +69,105 @@ def layout(game: PickupGame) -> ObservationLayout:
     )
 
 
-def encode(state: PickupState, player: int, views: dict[str, np.ndarray]) -> None:
-    game = state.game
+# --- the table every observation is gathered from ----------------------------------------
+#: Fields of the table whose rows or cells are per seat, in absolute seat order.
+SEAT_ROWS = ("hands", "unseen", "piles", "revealed")
+SEAT_CELLS = ("order", "last_actor", "dealer", "chooser", "scores")
+
+
+def table_layout(game: PickupGame) -> ObservationLayout:
+    """Every seat's observation fields in absolute seat order (rows ``seat``, not observer
+    order); ``hands`` and ``unseen`` hold every seat's row, and ``unshown`` is kept for
+    computing ``unseen``."""
     n = game.num_players
-    hand = state.hands[player]
-    views["hand"][:] = hand
+    table = ObservationLayout()
+    for name in SEAT_ROWS[:2]:
+        table.add(name, (n, NUM_RANKS), f"each seat's {name} row")
+    table.add("unshown", NUM_RANKS, "cards not shown this hand (not observed as such)")
+    table.add("pool", NUM_RANKS, "the pool")
+    for name in SEAT_ROWS[2:]:
+        table.add(name, (n, NUM_RANKS), f"each seat's {name} row")
+    for name in SEAT_CELLS:
+        table.add(name, n, f"each seat's {name} cell")
+    return table.add("round", game.hand_size, "one-hot round")
+
+
+@dataclass(frozen=True, slots=True)
+class Cells:
+    """Where each field of the table starts (the rules write ``start + seat * 10 + rank``
+    for rows, ``start + seat`` for cells)."""
+
+    hands: int
+    unseen: int
+    unshown: int
+    pool: int
+    piles: int
+    revealed: int
+    order: int
+    last_actor: int
+    dealer: int
+    chooser: int
+    scores: int
+    round: int
+
+    @classmethod
+    def of(cls, table: ObservationLayout) -> Cells:
+        return cls(**{name: field.start for name, field in table.fields.items()})
+
+
+def gather_index(game: PickupGame, player: int) -> np.ndarray:
+    """The table cells of ``player``'s observation, in the observation's order."""
+    start = {name: field.start for name, field in game.table_layout.fields.items()}
+    seats = relative_seats(player, game.num_players)
+
+    def row(name: str, seat: int) -> list[int]:
+        first = start[name] + seat * NUM_RANKS
+        return list(range(first, first + NUM_RANKS))
+
+    index = row("hands", player)
+    index += range(start["pool"], start["pool"] + NUM_RANKS)
+    index += row("unseen", player)
+    for name in ("piles", "revealed"):
+        for seat in seats:
+            index += row(name, seat)
+    for name in SEAT_CELLS:
+        index += [start[name] + seat for seat in seats]
+    index += range(start["round"], start["round"] + game.hand_size)
+    assert len(index) == game.observation_layout.size
+    return np.array(index, dtype=np.intp)
+
+
+def build_table(state: PickupState) -> np.ndarray:
+    """The table of ``state``, written plainly from the rules' fields."""
+    table_layout = state.game.table_layout
+    table = np.zeros(table_layout.size, dtype=np.float32)
+    views = table_layout.views(table)
+    views["hands"][:] = state.hands
+    views["unseen"][:] = state.unshown - state.hands
+    views["unshown"][:] = state.unshown
     views["pool"][:] = state.pool
-    views["unseen"][:] = state.unshown - hand
-    # Seat rows in observer order: seats player..n-1, then 0..player-1 (two slice copies
-    # are cheaper than a fancy index).
-    piles, rest = views["piles"], n - player
-    piles[:rest] = state.piles[player:]
-    piles[rest:] = state.piles[:player]
-    played = state.played
-    if played[0] >= 0:  # after the hand's first reveal every seat has a played card
-        revealed = views["revealed"]
-        for row, seat in enumerate(game.seat_orders[player]):
-            revealed[row, played[seat]] = 1
-    order = views["order"]
+    views["piles"][:] = state.piles
+    for seat, card in enumerate(state.played):
+        if card >= 0:
+            views["revealed"][seat, card] = 1
     for position, seat in enumerate(state.acted, start=1):
-        order[(seat - player) % n] = position
-    views["last_actor"][(state.last_actor - player) % n] = 1
-    views["dealer"][(state.dealer - player) % n] = 1
+        views["order"][seat] = position
+    views["last_actor"][state.last_actor] = 1
+    views["dealer"][state.dealer] = 1
     if state.chooser >= 0:
-        views["chooser"][(state.chooser - player) % n] = 1
-    views["scores"][:] = state.totals[game.seat_index[player]]
+        views["chooser"][state.chooser] = 1
+    views["scores"][:] = state.totals
     if not state.finished:
         views["round"][state.round] = 1
+    return table
+
+
+def observe(state: PickupState, player: int) -> np.ndarray:
+    """``player``'s observation: a new float32 array gathered from the state's table."""
+    return state.table[state.game.gathers[player]]
+
+
+def encode(state: PickupState, player: int, views: dict[str, np.ndarray]) -> None:
+    flat = observe(state, player)
+    for name, field in state.game.observation_layout.fields.items():
+        views[name][...] = flat[field.start : field.stop].reshape(field.shape)

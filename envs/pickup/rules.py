@@ -2,8 +2,12 @@
 
 The state keeps every count where the rules read it fastest and updates it as cards
 move, never recounting: per-rank hand and pile counts in numpy (read as vectors by the
-mask, the encoder and the knockouts), the pool, the discard and the reveal bookkeeping
-in plain Python lists (read one entry at a time by the resolution loop).
+mask, the knockouts and the checks), the pool, the discard and the reveal bookkeeping
+in plain Python lists (read one entry at a time by the resolution loop). Derived and
+kept up to date as well: the totals, and the observation table (``observation.py``),
+one float32 vector of every seat's observation fields that each move writes a few
+cells of; an observation is one gather from it. ``refresh()`` recomputes both from
+scratch (after editing a state by hand); ``check_invariants`` checks they are current.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.core.game import Config, Game, State, relative_seats, require_choice
+from envs.core.game import Config, Game, State, require_choice
 from envs.pickup import observation
 
 #: Ranks 1-10; rank index ``r`` (0-9) is the card of face value ``r + 1``.
@@ -121,6 +125,8 @@ class PickupState(State):
         self.finished = False
         self.dealer = int(rng.integers(n))
         self.last_actor = self.dealer
+        #: Every seat's observation fields (``observation.table_layout``), kept up to date.
+        self._bind_table(np.zeros(game.table_layout.size, dtype=np.float32))
         self._start_hand()
 
     # --- dealing ---------------------------------------------------------------------
@@ -135,7 +141,6 @@ class PickupState(State):
         self.hands[:] = cells.reshape(n, NUM_RANKS)
         self.stock = deck[dealt:].tolist()
         self.piles[:] = 0
-        self.totals = self.banked.copy()
         self.unshown[:] = DECK_COUNTS
         self.discard = [0] * NUM_RANKS
         self.played = [NO_SEAT] * n
@@ -148,15 +153,51 @@ class PickupState(State):
         # Round 1 ties start to the left of the dealer.
         self.last_actor = self.dealer
         self._start_round()
+        self.refresh()  # the totals (banked points) and a new table
 
     def _start_round(self) -> None:
         pool = [0] * NUM_RANKS
-        stock, unshown = self.stock, self.unshown
+        stock = self.stock
         for _ in range(POOL_SIZE):
-            rank = stock.pop()
-            pool[rank] += 1
-            unshown[rank] -= 1
+            pool[stock.pop()] += 1
         self.pool = pool
+        table, cells, unshown = self.table, self.game.cells, self.unshown
+        for rank, count in enumerate(pool):
+            if count:
+                left = unshown.item(rank) - count
+                unshown[rank] = left
+                table[cells.unshown + rank] = left
+                table[cells.pool + rank] = count
+
+    def refresh(self) -> None:
+        """Recompute what is derived from the rules' fields, the totals and the observation
+        table (the rules keep both up to date: call it after editing a state by hand)."""
+        self.totals = self.banked + self.piles @ RANK_VALUES
+        self._bind_table(observation.build_table(self))
+
+    def _bind_table(self, table: np.ndarray) -> None:
+        """Use ``table``, with views of the parts that ``unseen`` is computed from."""
+        self.table = table
+        fields = self.game.table_layout.fields
+        hands, unseen, unshown = fields["hands"], fields["unseen"], fields["unshown"]
+        self._table_hands = table[hands.start : hands.stop].reshape(hands.shape)
+        self._table_unseen = table[unseen.start : unseen.stop].reshape(unseen.shape)
+        self._table_unshown = table[unshown.start : unshown.stop]
+
+    def _refresh_unseen(self) -> None:
+        # One float32 ufunc over the table's own rows (every seat: unshown minus its hand).
+        np.subtract(self._table_unshown, self._table_hands, out=self._table_unseen)
+
+    def __getstate__(self) -> dict[str, object]:
+        # Views would be copied as separate arrays: drop them, and bind the copied table.
+        state = self.__dict__.copy()
+        for name in ("_table_hands", "_table_unseen", "_table_unshown"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._bind_table(self.table)
 
     # --- the State interface ---------------------------------------------------------
     def to_act(self) -> tuple[int, ...]:
@@ -175,15 +216,20 @@ class PickupState(State):
         if self.chooser == NO_SEAT:
             if self.finished or not 0 <= player < self.game.num_players:
                 return np.zeros(NUM_RANKS, dtype=bool)
-            return self.hands[player] > 0
+            return self.hands[player].astype(bool)  # counts are never negative
         mask = np.zeros(NUM_RANKS, dtype=bool)
         if player == self.chooser:
-            mask[self.eligible(self.played[player])] = True
+            for rank in self.eligible(self.played[player]):
+                mask[rank] = True
         return mask
 
     def _apply(self, joint: Mapping[int, int]) -> None:
-        if self.chooser != NO_SEAT:
+        table, cells = self.table, self.game.cells
+        round_before = self.round
+        revealing = self.chooser == NO_SEAT
+        if not revealing:
             seat, self.chooser = self.chooser, NO_SEAT
+            table[cells.chooser + seat] = 0
             self._pick_up(seat, joint[seat])
         else:
             n = self.game.num_players
@@ -192,13 +238,24 @@ class PickupState(State):
             self.stacked = [False] * n
             self.leftover = [0] * NUM_RANKS
             self.reveal_round = self.round
+            table[cells.order : cells.order + n] = 0
             hands, unshown, played = self.hands, self.unshown, self.played
             for seat, card in joint.items():
-                hands[seat, card] -= 1
-                unshown[card] -= 1
+                # Python ints (``item``): numpy scalar arithmetic is slow.
+                row = seat * NUM_RANKS
+                left = hands.item(seat, card) - 1
+                hands[seat, card] = left
+                table[cells.hands + row + card] = left
+                left = unshown.item(card) - 1
+                unshown[card] = left
+                table[cells.unshown + card] = left
+                if played[seat] != NO_SEAT:
+                    table[cells.revealed + row + played[seat]] = 0
+                table[cells.revealed + row + card] = 1
                 played[seat] = card
         self._resolve()
-        self.totals = self.banked + self.piles @ RANK_VALUES
+        if revealing or self.round != round_before:  # cards shown: a reveal or a new pool
+            self._refresh_unseen()
 
     def scores(self) -> np.ndarray:
         return self.totals.astype(np.float64)
@@ -223,6 +280,7 @@ class PickupState(State):
             eligible = self.eligible(card)
             if len(eligible) > 1:
                 self.chooser = seat
+                self.table[self.game.cells.chooser + seat] = 1
                 return
             if eligible:
                 self._pick_up(seat, eligible[0])
@@ -233,42 +291,69 @@ class PickupState(State):
     def _pick_up(self, seat: int, rank: int) -> None:
         """Take one ``rank`` from the pool; knock out the rest of that rank in the pool and in
         the other players' score piles. The played card is discarded."""
+        table, cells, totals = self.table, self.game.cells, self.totals
+        value = rank + 1
         column = self.piles[:, rank]
         in_piles = column.tolist()  # plain ints: cheaper than numpy reductions on n cells
         own = in_piles[seat]
-        self.discard[rank] += sum(in_piles) - own + self.pool[rank] - 1
+        knocked = sum(in_piles) - own
+        self.discard[rank] += knocked + self.pool[rank] - 1
         self.discard[self.played[seat]] += 1
         self.pool[rank] = 0
-        column[:] = 0
+        table[cells.pool + rank] = 0
+        for other, count in enumerate(in_piles if knocked else ()):
+            if count and other != seat:  # knocked out
+                column[other] = 0
+                table[cells.piles + other * NUM_RANKS + rank] = 0
+                total = totals.item(other) - value * count
+                totals[other] = total
+                table[cells.scores + other] = total
         column[seat] = own + 1
+        table[cells.piles + seat * NUM_RANKS + rank] = own + 1
+        total = totals.item(seat) + value
+        totals[seat] = total
+        table[cells.scores + seat] = total
         self._acted(seat, rank)
 
     def _stack(self, seat: int, card: int) -> None:
         """No eligible pool card: the played card goes to the player's own pile."""
-        self.piles[seat, card] += 1
+        table, cells, totals = self.table, self.game.cells, self.totals
+        count = self.piles.item(seat, card) + 1
+        self.piles[seat, card] = count
+        table[cells.piles + seat * NUM_RANKS + card] = count
+        total = totals.item(seat) + card + 1
+        totals[seat] = total
+        table[cells.scores + seat] = total
         self.stacked[seat] = True
         self._acted(seat, card)
 
     def _acted(self, seat: int, rank: int) -> None:
+        table, cells = self.table, self.game.cells
         self.took[seat] = rank
         self.acted.append(seat)
+        table[cells.order + seat] = len(self.acted)
+        table[cells.last_actor + self.last_actor] = 0
+        table[cells.last_actor + seat] = 1
         self.last_actor = seat
 
     def _end_round(self) -> None:
+        table, cells = self.table, self.game.cells
         pool = self.pool
         self.leftover = pool  # the leftover pool is discarded
         self.discard = [d + p for d, p in zip(self.discard, pool, strict=True)]
         self.pool = [0] * NUM_RANKS
+        table[cells.pool : cells.pool + NUM_RANKS] = 0
+        table[cells.round + self.round] = 0
         self.round += 1
         if self.round < self.game.hand_size:
+            table[cells.round + self.round] = 1
             self._start_round()
             return
         target = self.game.target
-        totals = self.banked + self.piles @ RANK_VALUES
-        if target is None or totals.max() >= target:
+        if target is None or self.totals.max() >= target:
             self.finished = True
             return
-        self.banked = totals
+        self.banked = self.totals.copy()
         self.hand_number += 1
         self.dealer = (self.dealer + 1) % self.game.num_players
         self._start_hand()
@@ -296,6 +381,7 @@ class PickupState(State):
             sample.hands[q] = np.bincount(unknown[start : start + size], minlength=NUM_RANKS)
             start += size
         sample.stock = unknown[start:].tolist()
+        sample.refresh()  # the other seats' hand and unseen rows of the table
         return sample
 
     def check_invariants(self) -> None:
@@ -384,6 +470,10 @@ class PickupState(State):
         else:
             assert self.banked.max() < target, "a hand was dealt after the target was reached"
         assert 0 <= self.dealer < n and 0 <= self.last_actor < n, "a seat out of range"
+        # The observation table the rules keep is the one written from scratch.
+        built = observation.build_table(self)
+        stale = np.flatnonzero(self.table != built).tolist()
+        assert not stale, f"observation table cells {stale} are stale"
 
     # --- the spectator's view --------------------------------------------------------
     def __str__(self) -> str:
@@ -441,18 +531,24 @@ class PickupGame(Game):
         # every total is below the target: at most n * (target - 1) + 1 hands.
         hands = 1 if self.target is None else n * (self.target - 1) + 1
         self.max_decisions = hands * size * (n + min(n, POOL_SIZE - 1))
-        #: Seats in observer order (own seat first, then going left), per observer.
-        self.seat_orders = [relative_seats(p, n) for p in self.all_seats]
-        self.seat_index = [np.array(seats) for seats in self.seat_orders]
         #: Dealing: the (seat, rank) cell offset of each of the n * size dealt cards.
         self.deal_offsets = np.repeat(np.arange(n) * NUM_RANKS, size)
         self.observation_layout = observation.layout(self)
+        #: Each state's table of every seat's observation fields, where its parts start,
+        #: and per observer the cells of its observation.
+        self.table_layout = observation.table_layout(self)
+        self.cells = observation.Cells.of(self.table_layout)
+        self.gathers = [observation.gather_index(self, p) for p in self.all_seats]
 
     def new_initial_state(self, rng: np.random.Generator) -> PickupState:
         return PickupState(self, rng)
 
     def encode(self, state: PickupState, player: int, views: dict[str, np.ndarray]) -> None:
         observation.encode(state, player, views)
+
+    def observation(self, state: PickupState, player: int) -> np.ndarray:
+        # One gather from the state's table instead of encoding into views.
+        return observation.observe(state, player)
 
     def action_name(self, action: int) -> str:
         return f"rank {action + 1}"
