@@ -136,7 +136,7 @@ def test_learner_receives_its_loss_when_an_opponent_move_ends_the_game(env_id, c
         return revealed
 
     table.commit = recording_commit
-    for seed in range(200):
+    for seed in range(1000):  # such games are rare in some games (2 in 300 in Pickup)
         enders.clear()
         env.reset(seed=seed)
         done, reward = False, 0.0
@@ -146,7 +146,7 @@ def test_learner_receives_its_loss_when_an_opponent_move_ends_the_game(env_id, c
         if enders and enders[0] != 0 and outcome < 0:
             assert reward == pytest.approx(outcome)
             return
-    raise AssertionError("no game in 200 ended on a winning opponent move")
+    raise AssertionError("no game in 1000 ended on a winning opponent move")
 
 
 SHIPPED = sorted(BASELINES.glob("*.zip"))
