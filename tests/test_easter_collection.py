@@ -3,6 +3,7 @@ information, the observation layout and the heuristic."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import re
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import envs.easter_collection as easter
+from envs.easter_collection.observation import DERIVED
 from envs.easter_collection.rules import (
     PHASE_CHOOSE,
     PHASE_DONE,
@@ -675,6 +677,31 @@ def test_clone_continues_identically_and_independently():
     assert pickle.dumps(twin) == pickle.dumps(state)
 
 
+@pytest.mark.parametrize("how", ["clone", "resample", "pickle", "deepcopy"])
+def test_copies_keep_their_rules_arrays_bound_to_their_own_buffer(how):
+    """The rules' card arrays are views of the state's observation buffer: a copy must
+    rebind them to its own buffer, so that its observations follow its own play."""
+    game = make(3)
+    state = game.new_initial_state(np.random.default_rng(3))
+    state.apply({p: int(np.flatnonzero(state.legal_mask(p))[0]) for p in state.to_act()})
+    before = pickle.dumps(state)
+    twin = {
+        "clone": state.clone,
+        "resample": lambda: state.resample(0, np.random.default_rng(0)),
+        "pickle": lambda: pickle.loads(pickle.dumps(state)),
+        "deepcopy": lambda: copy.deepcopy(state),
+    }[how]()
+    for name in ("hands", "piles", "played", "points", "discards"):
+        assert np.shares_memory(getattr(twin, name), twin.source)
+        assert not np.shares_memory(getattr(twin, name), state.source)
+    rng = np.random.default_rng(0)
+    while not twin.is_terminal():
+        check_observations(game, twin)
+        twin.apply({p: int(rng.choice(twin.legal_actions(p))) for p in twin.to_act()})
+    check_observations(game, twin)
+    assert pickle.dumps(state) == before
+
+
 # --- invariants ------------------------------------------------------------------------------
 
 
@@ -693,20 +720,35 @@ def corrupt(state: EasterCollectionState, corruption: str) -> str:
         state.hands[0, in_hand], state.hands[1, in_hand] = False, True
         return "hands hold"
     if corruption == "points the piles do not explain":
-        state.points_twice += 1
+        state.points[:] += 1
         return "points .* but piles say"
-    if corruption == "the two copies of a pile differ":
-        state.piles_twice[n, card_index("2S")] = True
-        return "two copies of piles_twice differ"
     if corruption == "a card played by two seats":
-        state.played_twice[:, card_index("8D")] = True
+        state.played[:, card_index("8D")] = 1
         return "played by two seats"
     if corruption == "a played card still in a hand":
-        state.played_twice[[0, n], in_hand] = True
+        state.played[0, in_hand] = 1
         return "neither in a pile nor discarded"
-    if corruption == "never_shown out of date":
-        state.never_shown[next_in_deck] = False
-        return "never_shown out of date"
+    if corruption == "a card in a hand's padding":
+        state.view["hands"][0, 52] = 1
+        return "padding is not zero"
+    if corruption.startswith("observation field out of date: "):
+        name = corruption.split(": ")[1]
+        state.view[name].reshape(-1)[
+            {
+                "unseen": next_in_deck * n,  # (card, seat 0): unseen already, now 2
+                "own_bid": n * 52 - 1,  # seat 2's bid is the 7H, not the KS
+                "table": 0,  # position 1 holds the 2H
+                "deck": 0,
+                "bid": 1,
+                "round": 0,
+                "last_round": 0,
+                "phase": 1,
+                "start": 1,
+                "bids": n + 2,  # seat 2 has not placed yet
+                "placed": 1,  # seat 1 has placed
+            }[name]
+        ] += 1
+        return rf"observation source out of date: \['{name}'\]"
     if corruption == "suit positions out of date":
         state.suit_positions = ((), (), (0, 2, 3), (1,))
         return "suit positions out of date"
@@ -726,10 +768,10 @@ CORRUPTIONS = [
     "a card lost",
     "hands of different sizes",
     "points the piles do not explain",
-    "the two copies of a pile differ",
     "a card played by two seats",
     "a played card still in a hand",
-    "never_shown out of date",
+    "a card in a hand's padding",
+    *[f"observation field out of date: {name}" for name in DERIVED],
     "suit positions out of date",
     "a bid beside a table card of another suit",
     "the wrong seat placing",
@@ -801,7 +843,7 @@ def reference_observation(game: EasterCollectionGame, state: EasterCollectionSta
     v = game.observation_layout.views(flat)
     seats = [(player + k) % n for k in range(n)]
     v["hand"][:] = state.hands[player]
-    known = state.hands[player].copy() | state.discards | state.piles.any(axis=0)
+    known = (state.hands[player] > 0) | (state.discards > 0) | state.piles.any(axis=0)
     if state.phase == PHASE_PLACE:
         v["chosen"][state.chosen[player]] = 1
         known[state.chosen[player]] = True
@@ -830,17 +872,29 @@ def reference_observation(game: EasterCollectionGame, state: EasterCollectionSta
     return flat
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 5])
+def check_observations(game: EasterCollectionGame, state: EasterCollectionState) -> None:
+    """Every seat's observation (and its ``encode`` into views) is the reference one."""
+    for p in range(game.num_players):
+        expected = reference_observation(game, state, p)
+        assert np.array_equal(game.observation(state, p), expected)
+        flat = game.observation_layout.zeros()
+        game.encode(state, p, game.observation_layout.views(flat))
+        assert np.array_equal(flat, expected)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
 @pytest.mark.parametrize("variant", ["standard", "secret_positions"])
 def test_encoder_and_masks_match_the_obvious_versions(num_players, variant):
     game = make(num_players, variant=variant)
-    for seed in range(4):
+    for seed in range(6):
         state = game.new_initial_state(np.random.default_rng(seed))
         rng = np.random.default_rng(seed)
         while True:
+            check_observations(game, state)
+            # Determinisations rewrite the other seats' private fields from scratch.
+            sample = state.resample(seed % num_players, np.random.default_rng(seed))
+            check_observations(game, sample)
             for p in range(num_players):
-                expected = reference_observation(game, state, p)
-                assert np.array_equal(game.observation(state, p), expected)
                 mask = np.zeros(game.num_actions, dtype=bool)
                 if p in state.to_act() and state.phase == PHASE_CHOOSE:
                     for card in np.flatnonzero(state.hands[p]):
@@ -855,6 +909,9 @@ def test_encoder_and_masks_match_the_obvious_versions(num_players, variant):
                 elif p in state.to_act():
                     for k, t in enumerate(state.table):
                         mask[PLACE + k] = t >= 0 and t // 13 == state.chosen[p] // 13
+                legal = state.legal_mask(p)
+                assert legal.dtype == bool and np.array_equal(legal, mask)
+                legal[:] = True  # a new array each time: changing it changes no later mask
                 assert np.array_equal(state.legal_mask(p), mask)
             if state.is_terminal():
                 break

@@ -14,6 +14,7 @@ import numpy as np
 
 from envs.core.game import Config, Game, State, require_choice
 from envs.easter_collection import observation
+from envs.easter_collection.observation import MAX_ROUNDS
 
 NUM_CARDS = 52
 NUM_RANKS = 13
@@ -61,6 +62,22 @@ def positions_by_suit(table: Sequence[int]) -> tuple[tuple[int, ...], ...]:
     return tuple(map(tuple, found))
 
 
+#: SUIT_OR_EMPTY[card] is the suit of a card; SUIT_OR_EMPTY[-1] (an empty position) is -1.
+SUIT_OR_EMPTY = (*SUIT_OF, -1)
+#: positions_by_suit by the suits on the table's four positions (at most 5**4 tables).
+_POSITIONS_BY_SUITS: dict[tuple[int, ...], tuple[tuple[int, ...], ...]] = {}
+
+
+def table_positions_by_suit(table: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """``positions_by_suit(table)`` of a 4-position table, cached by the table's suits."""
+    a, b, c, d = table
+    suits = (SUIT_OR_EMPTY[a], SUIT_OR_EMPTY[b], SUIT_OR_EMPTY[c], SUIT_OR_EMPTY[d])
+    found = _POSITIONS_BY_SUITS.get(suits)
+    if found is None:
+        found = _POSITIONS_BY_SUITS[suits] = positions_by_suit(table)
+    return found
+
+
 def cards_by_chip(suit_positions: tuple[tuple[int, ...], ...]) -> np.ndarray:
     """Secret positions: a read-only (chip, card) bool array of the cards each chip may go
     with, given ``positions_by_suit`` of the table: a position's chip takes the suit of its
@@ -77,6 +94,18 @@ def cards_by_chip(suit_positions: tuple[tuple[int, ...], ...]) -> np.ndarray:
 
 
 _CARDS_BY_CHIP: dict[tuple[tuple[int, ...], ...], np.ndarray] = {}
+
+
+def place_mask(positions: tuple[int, ...]) -> np.ndarray:
+    """Standard: the legal mask (a new array) for placing beside one of ``positions``."""
+    mask = _PLACE_MASKS.get(positions)
+    if mask is None:
+        mask = _PLACE_MASKS[positions] = np.zeros(PLACE + NUM_POSITIONS, dtype=bool)
+        mask[[PLACE + position for position in positions]] = True
+    return mask.copy()
+
+
+_PLACE_MASKS: dict[tuple[int, ...], np.ndarray] = {}
 
 
 @dataclass(frozen=True)
@@ -102,7 +131,12 @@ class EasterCollectionConfig(Config):
 class EasterCollectionState(State):
     """One position. ``deck`` (cards in dealing order) and ``start_player`` may be given to
     script a deal; by default both are drawn from ``rng``. A scripted deck may be short: the
-    cards it leaves out are set aside (``unused``) and take no part in the game."""
+    cards it leaves out are set aside (``unused``) and take no part in the game.
+
+    Every observation field lives in one float32 buffer, ``source`` (laid out by
+    ``observation.source_layout``), kept up to date move by move so that an observation is
+    one gather. The rules' card arrays ``hands``, ``piles``, ``played``, ``points`` and
+    ``discards`` are views of it (0/1 floats; points count)."""
 
     game: EasterCollectionGame
 
@@ -128,57 +162,72 @@ class EasterCollectionState(State):
         if len(self.deck) < NUM_CARDS:
             self.unused[:] = True
             self.unused[self.deck] = False
-        self.hands = np.zeros((n, NUM_CARDS), dtype=bool)
+        self.source = game.source_layout.zeros()
+        view = self.view
+        view["unseen"][:] = 1.0  # nothing has been seen yet
+        view["start"][self.start_player] = 1.0
+        view["round"][0] = 1.0
         self.hand_size = 0  # every hand always holds the same number of cards
         #: The card at each table position, -1 when empty.
         self.table = [-1] * NUM_POSITIONS
-        # Score piles, played cards and points are kept twice over (rows n to 2n - 1 repeat
-        # rows 0 to n - 1), so that the encoder copies them from any seat on in one slice;
-        # read them through ``piles``, ``played`` and ``points``.
-        self.piles_twice = np.zeros((2 * n, NUM_CARDS), dtype=bool)
-        self.played_twice = np.zeros((2 * n, NUM_CARDS), dtype=bool)
-        self.points_twice = np.zeros(2 * n, dtype=np.int64)
-        #: The face-up discard pile (unmatched bids, leftover table cards).
-        self.discards = np.zeros(NUM_CARDS, dtype=bool)
         #: Cards discarded unseen: the rest of the deck in the last round, hands at the end.
         self.buried = np.zeros(NUM_CARDS, dtype=bool)
-        #: Cards never turned face up (deck, hands, face-down bids, discarded unseen): kept
-        #: up to date so that the encoder need not recompute it.
-        self.never_shown = np.ones(NUM_CARDS, dtype=bool)
         self.round = 0
         self.bid = 0
         self.phase = PHASE_CHOOSE
         self.last_round = False
         #: How many bids each finished round had.
         self.bids_per_round: list[int] = []
-        #: The last reveal, for the render: (seat, card, table card or -1, won).
-        self.last_result: list[tuple[int, int, int, bool]] = []
+        #: The last reveal: (seats, chosen, targets, table before, winners); see last_result.
+        self.last_reveal: tuple = ()
         self._start_round()
+
+    # --- views of the source buffer (new views each time; writes go through) -----------
+    @property
+    def view(self) -> dict[str, np.ndarray]:
+        """Every field of ``source`` by name (``observation.source_layout``)."""
+        return self.game.source_layout.views(self.source)
+
+    def _field(self, name: str) -> np.ndarray:
+        field = self.game.source_layout.fields[name]
+        return self.source[field.start : field.stop].reshape(field.shape)
+
+    @property
+    def hands(self) -> np.ndarray:
+        """hands[seat]: the cards in each hand."""
+        return self._field("hands")[:, :NUM_CARDS]
 
     @property
     def piles(self) -> np.ndarray:
-        """piles[seat]: the cards in each seat's score pile (read only)."""
-        return self.piles_twice[: self.game.num_players]
+        """piles[seat]: the cards in each seat's score pile."""
+        return self._field("piles")
 
     @property
     def played(self) -> np.ndarray:
         """played[seat]: the cards each seat has played that were turned face up (bids and
-        discards; read only)."""
-        return self.played_twice[: self.game.num_players]
+        discards)."""
+        return self._field("played")
 
     @property
     def points(self) -> np.ndarray:
-        """The points in each seat's score pile (read only)."""
-        return self.points_twice[: self.game.num_players]
+        """The points in each seat's score pile."""
+        return self._field("points")
+
+    @property
+    def discards(self) -> np.ndarray:
+        """The face-up discard pile (unmatched bids, leftover table cards)."""
+        return self._field("discards")
 
     # --- flow ----------------------------------------------------------------------
     def _start_round(self) -> None:
-        n = self.game.num_players
+        game, source = self.game, self.source
+        at, n = game.at, game.num_players
         remaining = len(self.deck) - self.next_card
         on_table = min(NUM_POSITIONS, remaining)
         self.table = self.deck[self.next_card : self.next_card + on_table]
-        for card in self.table:
-            self.never_shown[card] = False
+        for position, card in enumerate(self.table):
+            source[at.table[position] + card] = 1.0
+            self._show(card)
         self.table += [-1] * (NUM_POSITIONS - on_table)
         self.next_card += on_table
         remaining -= on_table
@@ -189,15 +238,20 @@ class EasterCollectionState(State):
             per_player, self.last_round = HAND_SIZE - self.hand_size, remaining == need
         else:
             per_player, self.last_round = (1 if remaining >= n else 0), True
-        seats = self.game.seat_orders[self.start_player]
+        seats = game.seat_orders[self.start_player]
+        deck = self.deck
         for _ in range(per_player):
             for seat in seats:
-                self.hands[seat, self.deck[self.next_card]] = True
+                card = deck[self.next_card]
+                source[at.hand[seat] + card] = 1.0
+                source[at.unseen + card * n + seat] = 0.0
                 self.next_card += 1
         self.hand_size += per_player
         if self.last_round:  # the rest of the deck is discarded unseen
             self.buried[self.deck[self.next_card :]] = True
             self.next_card = len(self.deck)
+            source[at.last_round] = 1.0
+        source[at.deck] = len(self.deck) - self.next_card
         self.bid = 0
         self._start_bid()
 
@@ -207,23 +261,33 @@ class EasterCollectionState(State):
         #: Where each seat's bid went this bid: -1 not yet, a position 0-3, or DISCARD.
         self.target = [-1] * n
         #: The table positions holding each suit (fixed during a bid).
-        self.suit_positions = positions_by_suit(self.table)
+        self.suit_positions = table_positions_by_suit(self.table)
         if self.game.secret:
             self.chip_cards = cards_by_chip(self.suit_positions)
         self.num_placed = 0
         self.placing = -1
         self.phase = PHASE_CHOOSE
+        source, at = self.source, self.game.at
+        source[at.bid + self.bid] = 1.0
+        source[at.bid + 1 - self.bid] = 0.0
+        source[at.phase + PHASE_CHOOSE] = 1.0
+        source[at.phase + PHASE_PLACE] = 0.0
         # Standard: a single card in hand is played without asking (hand sizes are public).
         # Secret positions always ask, since the legal chips depend on the hidden card.
         if not self.game.secret and self.hand_size == 1:
-            self._choose({p: int(self.hands[p].argmax()) for p in range(n)})
+            rows = self.game.hand_rows
+            self._choose({p: int(self.source[rows[p]].argmax()) for p in range(n)})
 
     def _choose(self, cards: Mapping[int, int]) -> None:
+        source, at = self.source, self.game.at
         for seat, card in cards.items():
-            self.hands[seat, card] = False
+            source[at.hand[seat] + card] = 0.0
+            source[at.own_bid[seat] + card] = 1.0
             self.chosen[seat] = card
         self.hand_size -= 1
         self.phase = PHASE_PLACE
+        source[at.phase + PHASE_CHOOSE] = 0.0
+        source[at.phase + PHASE_PLACE] = 1.0
         self._advance_placing()
 
     def matching_positions(self, card: int) -> tuple[int, ...]:
@@ -240,50 +304,73 @@ class EasterCollectionState(State):
                 self.placing = seat
                 return
             if matches:
-                self.target[seat] = matches[0]
+                self._place(seat, matches[0])
             else:
                 self._discard_bid(seat)
             self.num_placed += 1
         self.placing = -1
         self._reveal()
 
+    def _place(self, seat: int, position: int) -> None:
+        """Lay ``seat``'s bid face down beside table ``position`` (standard)."""
+        self.target[seat] = position
+        source, at = self.source, self.game.at
+        source[at.placed + seat] = 1.0
+        source[at.bids[position] + seat] = 1.0
+
+    def _show(self, card: int) -> None:
+        """``card`` is turned face up: nobody has it unseen any more."""
+        n, source = self.game.num_players, self.source
+        first = self.game.at.unseen + card * n
+        for index in range(first, first + n):
+            source[index] = 0.0
+
     def _discard_bid(self, seat: int) -> None:
         card = self.chosen[seat]
         self.target[seat] = DISCARD
-        self.discards[card] = True
-        self.never_shown[card] = False
-        self.played_twice[seat, card] = self.played_twice[seat + self.game.num_players, card] = True
+        source, at = self.source, self.game.at
+        source[at.discards + card] = 1.0
+        source[at.played[seat] + card] = 1.0
+        source[at.placed + seat] = 1.0
+        self._show(card)
 
     def _reveal(self) -> None:
-        n = self.game.num_players
-        seats = self.game.seat_orders[self.start_player]
+        game, source = self.game, self.source
+        at, n = game.at, game.num_players
+        seats = game.seat_orders[self.start_player]
         chosen, target, table = self.chosen, self.target, self.table
-        before = list(table)
+        before = tuple(table)
         bidders: tuple[list[int], ...] = ([], [], [], [])
         for seat in seats:
             card = chosen[seat]
-            self.played_twice[seat, card] = self.played_twice[seat + n, card] = True
-            self.never_shown[card] = False
-            if target[seat] != DISCARD:
+            source[at.own_bid[seat] + card] = 0.0
+            if target[seat] != DISCARD:  # a discard is face up already
+                source[at.played[seat] + card] = 1.0
+                self._show(card)
                 bidders[target[seat]].append(seat)
         winners = []
         for position, group in enumerate(bidders):
             if not group:
                 continue
             card = table[position]
-            strength = self.game.bid_strength[card]
-            winner = max(group, key=lambda seat: strength[chosen[seat]])
+            if len(group) == 1:
+                winner = group[0]
+            else:
+                strength = game.bid_strength[card]
+                winner = max(group, key=lambda seat: strength[chosen[seat]])
             winners.append(winner)
-            won = [card] + [chosen[seat] for seat in group]
-            gained = sum(POINTS[c] for c in won)
-            for row in (winner, winner + n):
-                self.piles_twice[row, won] = True
-                self.points_twice[row] += gained
+            pile = at.pile[winner]
+            source[pile + card] = 1.0
+            gained = POINTS[card]
+            for seat in group:
+                source[pile + chosen[seat]] = 1.0
+                gained += POINTS[chosen[seat]]
+            source[at.points + winner] += gained
+            source[at.table[position] + card] = 0.0
             table[position] = -1
-        self.last_result = [
-            (s, chosen[s], before[target[s]] if target[s] != DISCARD else -1, s in winners)
-            for s in seats
-        ]
+        source[game.face_down_span] = 0.0  # the bids and placed fields
+        # Kept raw (the render alone reads it, through last_result).
+        self.last_reveal = (seats, tuple(chosen), tuple(target), before, tuple(winners))
         self.bid += 1
         if self.bid < 2 and max(table) >= 0:
             self._start_bid()
@@ -293,20 +380,34 @@ class EasterCollectionState(State):
             self._end_round()
 
     def _end_round(self) -> None:
+        source, at = self.source, self.game.at
         for position, card in enumerate(self.table):
             if card >= 0:
-                self.discards[card] = True
+                source[at.discards + card] = 1.0
+                source[at.table[position] + card] = 0.0
                 self.table[position] = -1
         self.bids_per_round.append(self.bid)
         if self.last_round:
             self.phase = PHASE_DONE
-            self.buried |= self.hands.any(axis=0)  # the players discard what is left in hand
-            self.hands[:] = False
+            source[at.bid : at.bid + 2] = 0.0
+            source[at.phase : at.phase + 2] = 0.0
+            # The players discard what is left in hand: buried, and unseen again to all.
+            n = self.game.num_players
+            for seat, row in enumerate(self.game.hand_rows):
+                for card in np.flatnonzero(source[row]).tolist():
+                    source[row.start + card] = 0.0
+                    source[at.unseen + card * n + seat] = 1.0
+                    self.buried[card] = True
             self.hand_size = 0
-            self.suit_positions = positions_by_suit(self.table)
+            self.suit_positions = table_positions_by_suit(self.table)
             return
-        self.start_player = (self.start_player + 1) % self.game.num_players
+        n = self.game.num_players
+        source[at.start + self.start_player] = 0.0
+        self.start_player = (self.start_player + 1) % n
+        source[at.start + self.start_player] = 1.0
+        source[at.round + min(self.round, MAX_ROUNDS - 1)] = 0.0
         self.round += 1
+        source[at.round + min(self.round, MAX_ROUNDS - 1)] = 1.0
         self._start_round()
 
     # --- State interface -----------------------------------------------------------
@@ -320,41 +421,37 @@ class EasterCollectionState(State):
     def legal_mask(self, player: int) -> np.ndarray:
         game = self.game
         if self.phase == PHASE_CHOOSE:
+            hand = self.source[game.hand_rows[player]]
             if game.secret:  # chip k is legal with the cards of its position's suit
-                mask = np.empty(game.num_actions, dtype=bool)
-                chips = mask.reshape(NUM_CHIPS, NUM_CARDS)
-                np.logical_and(self.hands[player], self.chip_cards, out=chips)
-                return mask
-            mask = np.zeros(game.num_actions, dtype=bool)
-            mask[:NUM_CARDS] = self.hands[player]
-            return mask
-        mask = np.zeros(game.num_actions, dtype=bool)
+                return np.logical_and(self.chip_cards, hand[:NUM_CARDS]).ravel()
+            # The hand row is padded with zeros to the 56 actions: cards only.
+            return hand.astype(bool)
         if self.phase == PHASE_PLACE and player == self.placing:
-            for position in self.suit_positions[SUIT_OF[self.chosen[player]]]:
-                mask[PLACE + position] = True
-        return mask
+            return place_mask(self.suit_positions[SUIT_OF[self.chosen[player]]])
+        return np.zeros(game.num_actions, dtype=bool)
 
     def _apply(self, joint: Mapping[int, int]) -> None:
         if self.phase == PHASE_PLACE:
-            self.target[self.placing] = joint[self.placing] - PLACE
+            self._place(self.placing, joint[self.placing] - PLACE)
             self.num_placed += 1
             self._advance_placing()
         elif not self.game.secret:
             self._choose(joint)
         else:
+            source, hand_at = self.source, self.game.at.hand
             for seat, action in joint.items():
                 chip, card = divmod(action, NUM_CARDS)
-                self.hands[seat, card] = False
+                source[hand_at[seat] + card] = 0.0
                 self.chosen[seat] = card
                 if chip == BLANK:
                     self._discard_bid(seat)
                 else:
-                    self.target[seat] = chip
+                    self.target[seat] = chip  # revealed at once: never observed face down
             self.hand_size -= 1
             self._reveal()
 
     def scores(self) -> np.ndarray:
-        return self.points.astype(np.float64)
+        return self.source[self.game.points_span].astype(np.float64)
 
     # --- copies, determinisations, invariants --------------------------------------
     def clone(self) -> EasterCollectionState:
@@ -364,19 +461,38 @@ class EasterCollectionState(State):
         """A copy sharing only the game and immutable values, with ``rng``."""
         other = copy.copy(self)
         other.rng = rng
-        for name in (
-            "hands",
-            "piles_twice",
-            "played_twice",
-            "points_twice",
-            "discards",
-            "buried",
-            "never_shown",
-        ):
+        for name in ("source", "unused", "buried"):
             setattr(other, name, getattr(self, name).copy())
-        for name in ("deck", "table", "chosen", "target", "bids_per_round", "last_result"):
+        for name in ("deck", "table", "chosen", "target", "bids_per_round"):
             setattr(other, name, list(getattr(self, name)))
         return other
+
+    def _rebuild_derived(self) -> None:
+        """Write the ``DERIVED`` source fields again from scratch, from the rules' fields."""
+        view = self.view
+        for name in observation.DERIVED:
+            view[name][...] = 0.0
+        shown = (self.discards > 0) | self.piles.any(axis=0)
+        for position, card in enumerate(self.table):
+            if card >= 0:
+                view["table"][position, card] = 1.0
+                shown[card] = True
+        view["unseen"][:] = (~shown & (self.hands == 0)).T
+        if self.phase == PHASE_PLACE:
+            for seat, card in enumerate(self.chosen):
+                view["own_bid"][seat, card] = 1.0
+                view["unseen"][card, seat] = 0.0
+                if self.target[seat] >= 0:
+                    view["placed"][seat] = 1.0
+                    if self.target[seat] != DISCARD:
+                        view["bids"][self.target[seat], seat] = 1.0
+        view["deck"][0] = len(self.deck) - self.next_card
+        view["round"][min(self.round, MAX_ROUNDS - 1)] = 1.0
+        view["last_round"][0] = self.last_round
+        if self.phase != PHASE_DONE:
+            view["bid"][self.bid] = 1.0
+            view["phase"][self.phase] = 1.0
+        view["start"][self.start_player] = 1.0
 
     def hidden_bids(self, player: int) -> list[int]:
         """Seats other than ``player`` whose bid lies face down (standard, placing phase)."""
@@ -428,6 +544,7 @@ class EasterCollectionState(State):
         sample.next_card = 0
         sample.buried[:] = False
         sample.buried[pool[len(remaining) :]] = True
+        sample._rebuild_derived()  # other seats' hands and bids changed
         return sample
 
     def check_invariants(self) -> None:
@@ -458,23 +575,16 @@ class EasterCollectionState(State):
         assert 0 <= self.hand_size <= HAND_SIZE, f"hand size {self.hand_size}"
         held = self.hands.sum(axis=1).tolist()
         assert held == [self.hand_size] * n, f"hands hold {held}, not {self.hand_size} each"
-        for name in ("piles_twice", "played_twice", "points_twice"):
-            twice = getattr(self, name)
-            assert np.array_equal(twice[:n], twice[n:]), f"the two copies of {name} differ"
         recomputed = (self.piles @ np.array(POINTS)).tolist()
         assert recomputed == self.points.tolist(), (
             f"points {self.points} but piles say {recomputed}"
         )
         assert self.scores().tolist() == recomputed, "scores() disagree with the piles"
-        face_up = self.piles.any(axis=0) | self.discards
+        face_up = self.piles.any(axis=0) | (self.discards > 0)
         assert self.played.sum(axis=0).max() <= 1, "a card was played by two seats"
-        assert not (self.played & ~face_up).any(), (
+        assert not ((self.played > 0) & ~face_up).any(), (
             "a played card is neither in a pile nor discarded"
         )
-        on_table = np.zeros(NUM_CARDS, dtype=bool)
-        on_table[[c for c in self.table if c >= 0]] = True
-        shown = face_up | on_table
-        assert np.array_equal(self.never_shown, ~shown), "never_shown out of date"
         assert self.suit_positions == positions_by_suit(self.table), "suit positions out of date"
         if game.secret and self.phase == PHASE_CHOOSE:
             suits_on_table = {SUIT_OF[c] for c in self.table if c >= 0}
@@ -514,6 +624,23 @@ class EasterCollectionState(State):
             assert self.phase == PHASE_DONE, f"phase {self.phase}"
             assert self.last_round and max(self.table) < 0, "game over with cards on the table"
             assert self.next_card == len(self.deck), "game over with cards in the deck"
+        # The observation fields kept move by move: as written again from scratch.
+        assert not self.view["hands"][:, NUM_CARDS:].any(), "a hand's padding is not zero"
+        fresh = self._copy(self.rng)
+        fresh._rebuild_derived()
+        stale = [k for k in observation.DERIVED if not np.array_equal(self.view[k], fresh.view[k])]
+        assert not stale, f"observation source out of date: {stale}"
+
+    @property
+    def last_result(self) -> list[tuple[int, int, int, bool]]:
+        """The last reveal, for the render: (seat, card, table card or -1, won)."""
+        if not self.last_reveal:
+            return []
+        seats, chosen, target, table, winners = self.last_reveal
+        return [
+            (s, chosen[s], table[target[s]] if target[s] != DISCARD else -1, s in winners)
+            for s in seats
+        ]
 
     def __str__(self) -> str:
         n = self.game.num_players
@@ -542,7 +669,7 @@ class EasterCollectionState(State):
         lines.append("table: " + "  ".join(slots))
         for p in range(n):
             lines.append(
-                f"player_{p}: {self.points[p]:>2} points, {self.hand_size} in hand, "
+                f"player_{p}: {int(self.points[p]):>2} points, {self.hand_size} in hand, "
                 f"pile [{cards(self.piles[p])}]"
             )
         lines.append(f"discards: {cards(self.discards)}")
@@ -584,6 +711,17 @@ class EasterCollectionGame(Game):
         #: seat_orders[s]: the seats going left from seat s.
         self.seat_orders = tuple(tuple((s + k) % n for k in range(n)) for s in range(n))
         self.observation_layout = observation.layout(self)
+        #: The layout of each state's ``source`` buffer, and each seat's gather from it.
+        self.source_layout = observation.source_layout(n)
+        self.observation_gather = observation.gather_indices(self)
+        #: Flat indices into the source for the rules' writes, and spans of it.
+        self.at = observation.source_offsets(self.source_layout, n)
+        fields = self.source_layout.fields
+        self.hand_rows = tuple(slice(a, a + NUM_CARDS + NUM_POSITIONS) for a in self.at.hand)
+        self.points_span = slice(fields["points"].start, fields["points"].stop)
+        #: The source fields ``bids`` and ``placed``, side by side.
+        self.face_down_span = slice(fields["bids"].start, fields["placed"].stop)
+        assert fields["bids"].stop == fields["placed"].start
 
     def bid_key(self, bid: int, table_card: int) -> int:
         """Strength of ``bid`` on ``table_card``: numbers bid their value (Ace 1), J/Q/K mirror
@@ -600,6 +738,9 @@ class EasterCollectionGame(Game):
         self, state: EasterCollectionState, player: int, views: dict[str, np.ndarray]
     ) -> None:
         observation.encode(state, player, views)
+
+    def observation(self, state: EasterCollectionState, player: int) -> np.ndarray:
+        return observation.observation(state, player)
 
     def action_name(self, action: int) -> str:
         if self.secret:
