@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -58,6 +61,7 @@ def scripted(
     state.known[:] = 0
     for seat, cards in enumerate(hands):
         state.hands[seat] = type_counts([card(c) for c in cards])
+    state.rebuild()  # what the state keeps up to date from the fields just set
     return state
 
 
@@ -533,7 +537,7 @@ def test_unseen_counts_what_the_observer_has_not_seen():
         hidden = type_counts(state.deck)
         for seat in range(4):
             if seat != observer:
-                hidden += state.hands[seat] - state.known[seat]
+                hidden = hidden + state.hands[seat] - state.known[seat]
         assert views["unseen"].tolist() == hidden.tolist()
         assert views["hands"][0].tolist() == state.hands[observer].tolist()
 
@@ -618,7 +622,7 @@ def reference_observation(state: ForslagState, player: int) -> np.ndarray:
     unseen = type_counts(state.deck)
     for seat in range(n):
         if seat != player:
-            unseen += state.hands[seat] - state.known[seat]
+            unseen = unseen + state.hands[seat] - state.known[seat]
     views["unseen"][:] = unseen
     views["game_card"][:] = rows[state.game_card]
     views["round_cards"][:] = rows[state.round_cards]
@@ -643,7 +647,12 @@ def test_fast_encoder_and_bookkeeping_match_the_plain_definitions(n, mode):
             state.check_invariants()
             for player in range(n):
                 expected = reference_observation(state, player)
-                assert np.array_equal(game.observation(state, player), expected)
+                observation = game.observation(state, player)
+                assert observation.dtype == np.float32 and np.array_equal(observation, expected)
+                # The core's other entry point writes the same into zeroed views.
+                flat = game.observation_layout.zeros()
+                game.encode(state, player, game.observation_layout.views(flat))
+                assert np.array_equal(flat, expected)
             if state.is_terminal():
                 break
             random_step(state, rng)
@@ -713,16 +722,28 @@ def add_a_point(s: ForslagState) -> None:
     s.totals[0] += 1
 
 
+def add_a_match_point(s: ForslagState) -> None:
+    s.match_points[0] += 1
+
+
 def blank_a_board_one_hot(s: ForslagState) -> None:
-    s.board_features[: s.game.num_players][s.boards >= 0] = 0
+    s.board_features[s.boards >= 0] = 0
 
 
-def blank_the_second_copy_of_the_boards(s: ForslagState) -> None:
-    s.board_features[s.game.num_players :] = 0
+def blank_the_game_card_one_hot(s: ForslagState) -> None:
+    s.round_card_features[0] = 0
 
 
-def add_a_point_to_the_second_copy(s: ForslagState) -> None:
-    s.totals[s.game.num_players] += 1
+def miscount_an_unseen_card(s: ForslagState) -> None:
+    s.unseen[1, first_of(s.unseen[1])] -= 1
+
+
+def mark_another_round(s: ForslagState) -> None:
+    s.status[: s.game.num_players] = np.roll(s.status[: s.game.num_players], 1)
+
+
+def cache_the_wrong_chooser(s: ForslagState) -> None:
+    s.choosers = ((s.choosers[0] + 1) % s.game.num_players,)
 
 
 def miscount_an_attribute(s: ForslagState) -> None:
@@ -754,11 +775,14 @@ def turn_out_of_range(s: ForslagState) -> None:
         (draft_without_a_turn, "pool of"),
         (take_back_a_board_card, "board cards, not"),
         (add_a_point, "running scores"),
-        (blank_a_board_one_hot, "board one-hots"),
-        (blank_the_second_copy_of_the_boards, "board one-hots"),
-        (add_a_point_to_the_second_copy, "running scores"),
-        (miscount_an_attribute, "attribute counts"),
-        (overstate_a_largest_set, "player 0's set"),
+        (add_a_match_point, "running match_points"),
+        (blank_a_board_one_hot, "running boards"),
+        (blank_the_game_card_one_hot, "running round_cards"),
+        (miscount_an_unseen_card, "running unseen"),
+        (mark_another_round, "running round"),
+        (cache_the_wrong_chooser, "running choosers"),
+        (miscount_an_attribute, "running attribute_counts"),
+        (overstate_a_largest_set, "running largest"),
         (negative_pool, "negative count in pool"),
         (turn_out_of_range, "turn"),
     ],
@@ -790,11 +814,12 @@ def dealt_state(n: int, game_card: str, hands: list[list[str]], pool: list[str])
     state.pool[:] = type_counts([card(c) for c in pool])
     public = state.pool.copy()
     public[state.game_card] += 1
-    rest = COPIES_EACH - public - state.hands.sum(0)
+    rest = (COPIES_EACH - public - state.hands.sum(0)).astype(np.int64)
     state.deck = (
         np.random.default_rng(0).permutation(np.repeat(np.arange(NUM_TYPES), rest)).tolist()
     )
     state.unrevealed[:] = COPIES_EACH - public
+    state.rebuild()
     state.check_invariants()
     return state
 
@@ -863,7 +888,7 @@ def unseen_by(state: ForslagState, player: int) -> list[int]:
     hidden = type_counts(state.deck)
     for seat in range(state.game.num_players):
         if seat != player:
-            hidden += state.hands[seat] - state.known[seat]
+            hidden = hidden + state.hands[seat] - state.known[seat]
     return hidden.tolist()
 
 
@@ -875,6 +900,13 @@ def test_clone_is_independent_and_continues_identically():
     assert set(ForslagState.ARRAYS) < set(mutable)
     for name in mutable:
         assert getattr(twin, name) is not getattr(state, name), name
+    # The named views are of the copy's own buffer.
+    arrays = [value for value in vars(twin).values() if isinstance(value, np.ndarray)]
+    assert not any(np.shares_memory(a, state.buffer) for a in arrays)
+    assert all(np.shares_memory(getattr(twin, name), twin.buffer) for name in ("hands", "pool"))
+    for copied in (pickle.loads(pickle.dumps(state)), copy.deepcopy(state)):
+        assert all(np.shares_memory(getattr(copied, v), copied.buffer) for v in state.VIEWS)
+        assert not np.shares_memory(copied.buffer, state.buffer)
     rows = zip(twin.attribute_counts, state.attribute_counts, strict=True)
     assert all(a is not b for a, b in rows)
     assert twin.game is state.game and twin.rng is not state.rng

@@ -1,14 +1,14 @@
 """Förslag rules: pure, seeded, no RL imports. See the package docstring for the rules.
 
-Speed: the game is stepped millions of times, so the state keeps its running scores and
-the observation's board one-hots up to date as cards are played, both stored twice over so
-that any seat's view of them is one slice, and per-card lookups use tuples of Python ints.
-``check_invariants`` checks all of it against the boards, rescored from scratch.
+Speed: the game is stepped millions of times, so the state keeps its card counts and
+everything an observation shows (unseen counts, one-hots, status, running scores) in one
+float32 buffer by absolute seat, up to date as the game goes: an observation is one gather
+from it (``ForslagGame.observation``). Per-card lookups use tuples of Python ints.
+``check_invariants`` checks the running values against a recomputation from scratch.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -121,55 +121,84 @@ class ForslagState(State):
     def __init__(self, game: ForslagGame, rng: np.random.Generator) -> None:
         super().__init__(game, rng)
         n = game.num_players
+        #: Every count and everything an observation shows, by absolute seat, as one float32
+        #: buffer (``observation.state_layout``); the fields below are named views into it.
+        self.buffer = game.state_layout.zeros()
+        self._bind_views()
         deck = np.repeat(np.arange(NUM_TYPES), COPIES)
         rng.shuffle(deck)
         #: The face-down deck; cards are drawn from the end.
         self.deck: list[int] = deck.tolist()
-        self.hands = np.zeros((n, NUM_TYPES), dtype=np.int64)
         for _ in range(HAND_SIZE):
             for p in range(n):
                 self.hands[p, self.deck.pop()] += 1
-        #: Drafted cards still in each hand: public, everyone saw them taken.
-        self.known = np.zeros((n, NUM_TYPES), dtype=np.int64)
-        #: Copies of each type whose identity is not public (deck and dealt hand cards).
-        self.unrevealed = np.full(NUM_TYPES, COPIES, dtype=np.int64)
+        self.unrevealed[:] = COPIES
         self.game_card: int = self.deck.pop()
         self.unrevealed[self.game_card] -= 1
         #: Round Card of each round (-1: none); round 1's is the Game Card.
         self.round_cards = np.full(n, -1, dtype=np.int64)
         self.round_cards[0] = self.game_card
-        self.pool = np.zeros(NUM_TYPES, dtype=np.int64)
-        self._refill_pool()
+        self.round_card_features[0] = observation.ATTRIBUTE_ROWS[self.game_card]
         #: Board card of each seat at each position (-1: not played yet).
         self.boards = np.full((n, n), -1, dtype=np.int64)
-        #: The boards as the observation shows them (colour one-hot, shape one-hot per card),
-        #: twice over: rows ``n..2n-1`` repeat rows ``0..n-1``, so that the rows seen from any
-        #: seat (``p, p+1, ...`` wrapping round) are the one slice ``[p : p + n]``.
-        self.board_features = np.zeros((2 * n, n, NUM_ATTRIBUTES), dtype=np.float32)
-        #: Running score parts: match points so far, each board's colour/shape counts and
-        #: its largest set, and the totals (``scores()``; twice over, as ``board_features``).
-        self.match_points: list[int] = [0] * n
-        self.attribute_counts: list[list[int]] = [[0] * NUM_ATTRIBUTES for _ in range(n)]
-        self.largest: list[int] = [0] * n
-        self.totals = np.zeros(2 * n, dtype=np.float64)
         self.round = 0
         self.start_player = int(rng.integers(n))
         #: Position in this round's seat order (from the start player) of the seat to draft.
         self.turn = 0
         self.phase = self.DRAFTING
+        # Nothing is on the boards yet (``rebuild`` would find the same, more slowly).
+        self.unseen[:] = self.unrevealed - self.hands
+        self.match_points: list[int] = [0] * n
+        self.attribute_counts: list[list[int]] = [[0] * NUM_ATTRIBUTES for _ in range(n)]
+        self.largest: list[int] = [0] * n
+        self._refill_pool()
         self._settle()
+        self._mark_status()
 
-    #: The numpy fields, which copies must not share.
-    ARRAYS = (
+    def _bind_views(self) -> None:
+        """Name the parts of ``buffer``. The card counts (``hands``, ``known``, ``pool``,
+        ``unrevealed``) are rules fields; the rest is kept up to date from them as play goes."""
+        views = self.game.state_layout.views(self.buffer)
+        #: Cards in each hand, and the drafted ones still there (public: everyone saw them).
+        self.hands = views["hands"]
+        self.known = views["known"]
+        self.pool = views["pool"]
+        #: Copies of each type whose identity is not public (deck and dealt hand cards).
+        self.unrevealed = views["unrevealed"]
+        #: Per seat: the copies of each type it has not seen (``unrevealed - hands + known``).
+        self.unseen = views["unseen"]
+        #: One-hots (colour, shape) of the Round Cards and of the board cards.
+        self.round_card_features = views["round_cards"]
+        self.board_features = views["boards"]
+        #: ``round``, ``start_player``, ``to_act`` (each ``n`` wide) and ``phase`` (2), one-hot.
+        self.status = self.buffer[self.game.status_span]
+        #: ``scores()``, kept up to date as cards are played.
+        self.totals = views["scores"]
+
+    #: The numpy fields, which copies must not share (the views are remade on the copy).
+    ARRAYS = ("buffer", "round_cards", "boards")
+    #: The views ``_bind_views`` makes: not pickled (they would come back as separate arrays).
+    VIEWS = (
         "hands",
         "known",
-        "unrevealed",
-        "round_cards",
         "pool",
-        "boards",
+        "unrevealed",
+        "unseen",
+        "round_card_features",
         "board_features",
+        "status",
         "totals",
     )
+
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        for name in self.VIEWS:
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._bind_views()
 
     def clone(self) -> ForslagState:
         twin = self._copy_position()
@@ -181,14 +210,55 @@ class ForslagState(State):
 
     def _copy_position(self) -> ForslagState:
         """A copy sharing the immutable game and the RNG; every mutable field is copied."""
-        twin = copy.copy(self)
+        twin = object.__new__(ForslagState)  # not copy.copy: __setstate__ would bind views
+        twin.__dict__.update(self.__dict__)
         for name in self.ARRAYS:
             setattr(twin, name, getattr(self, name).copy())
+        twin._bind_views()
         twin.deck = self.deck.copy()
         twin.match_points = self.match_points.copy()
         twin.largest = self.largest.copy()
         twin.attribute_counts = [row.copy() for row in self.attribute_counts]
         return twin
+
+    def rebuild(self) -> None:
+        """Recompute, from scratch, everything kept up to date from the rules fields: the
+        unseen counts, one-hots, status, score parts and choosers. ``check_invariants`` compares the
+        running values with it; code that sets rules fields by hand calls it afterwards."""
+        self.unseen[:] = self.unrevealed - self.hands + self.known
+        self.round_card_features[:] = observation.ATTRIBUTE_ROWS[self.round_cards]
+        self.board_features[:] = observation.ATTRIBUTE_ROWS[self.boards]
+        #: Running score parts: match points so far, each board's colour/shape counts and its
+        #: largest set; ``totals`` is match points + 3 per card in the set.
+        self.attribute_counts = self.board_features.sum(axis=1).astype(np.int64).tolist()
+        self.largest = [largest_set(board) for board in self.boards]
+        scores = score_boards(self.boards, self.game_card, self.round_cards)
+        self.totals[:] = scores
+        self.match_points = [
+            int(score) - LARGEST_SET_POINTS * largest
+            for score, largest in zip(scores, self.largest, strict=True)
+        ]
+        self._mark_status()
+
+    def _mark_status(self) -> None:
+        """Find the choosers (``to_act()``) and mark them, the round, the start player and
+        the phase in ``status``; all zeros at the end."""
+        game = self.game
+        status = self.status
+        status.fill(0.0)
+        if self.round >= game.num_rounds:
+            self.choosers: tuple[int, ...] = ()
+            return
+        n = game.num_players
+        if self.phase == self.PLAYING and game.simultaneous:
+            self.choosers = game.all_seats
+        else:
+            self.choosers = game.single_seats[(self.start_player + self.turn) % n]
+        status[self.round] = 1.0
+        status[n + self.start_player] = 1.0
+        for seat in self.choosers:
+            status[2 * n + seat] = 1.0
+        status[3 * n + self.phase] = 1.0
 
     # --- queries ---------------------------------------------------------------------
     @property
@@ -196,26 +266,22 @@ class ForslagState(State):
         return (self.start_player + self.turn) % self.game.num_players
 
     def to_act(self) -> tuple[int, ...]:
-        game = self.game
-        if self.round >= game.num_rounds:
-            return ()
-        if self.phase == self.PLAYING and game.simultaneous:
-            return game.all_seats
-        return game.single_seats[(self.start_player + self.turn) % game.num_players]
+        return self.choosers
 
     def legal_mask(self, player: int) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        if player not in self.to_act():
+        if player not in self.choosers:
             return mask
+        # Counts are never negative: casting them to bool is "> 0".
         if self.phase == self.DRAFTING:
-            np.greater(self.pool, 0, out=mask[DRAFT:PLAY])
+            mask[DRAFT:PLAY] = self.pool
         else:
-            np.greater(self.hands[player], 0, out=mask[PLAY:])
+            mask[PLAY:] = self.hands[player]
         return mask
 
     def scores(self) -> np.ndarray:
         """The score as it stands: every board scored as if the game ended now."""
-        return self.totals[: self.game.num_players].copy()
+        return self.totals.astype(np.float64)
 
     # --- moves -----------------------------------------------------------------------
     def _apply(self, joint: Mapping[int, int]) -> None:
@@ -228,44 +294,63 @@ class ForslagState(State):
                 self._play(player, action - PLAY)
             self._after_play()
         self._settle()
+        self._mark_status()
 
+    # The moves write the buffer at flat offsets (``ForslagGame.offsets``): one numpy object
+    # touched instead of several views is most of the cost on a state not in the CPU cache.
     def _draft(self, player: int, card: int) -> None:
-        self.pool[card] -= 1
-        self.hands[player, card] += 1
-        self.known[player, card] += 1
+        # The hand and its known part both grow: no seat's unseen count changes.
+        at, buffer = self.game.offsets, self.buffer
+        i = at["pool"] + card
+        buffer[i] = buffer.item(i) - 1
+        i = at["hands"][player] + card
+        buffer[i] = buffer.item(i) + 1
+        i = at["known"][player] + card
+        buffer[i] = buffer.item(i) + 1
 
     def _play(self, player: int, card: int) -> None:
-        n = self.game.num_players
+        game = self.game
+        at, buffer = game.offsets, self.buffer
+        n = game.num_players
         r = self.round
-        self.hands[player, card] -= 1
-        if self.known[player, card] > 0:
-            self.known[player, card] -= 1
-        else:
-            self.unrevealed[card] -= 1
-        self.boards[player, r] = card
+        i = at["hands"][player] + card
+        buffer[i] = buffer.item(i) - 1
+        i = at["known"][player] + card
+        if buffer.item(i) > 0:
+            buffer[i] = buffer.item(i) - 1
+        else:  # a dealt card: now public, and seen by the other seats
+            i = at["unrevealed"] + card
+            buffer[i] = buffer.item(i) - 1
+            for seat in game.other_seats[player]:
+                i = at["unseen"][seat] + card
+                buffer[i] = buffer.item(i) - 1
+        boards = self.boards
+        boards[player, r] = card
         colour, shape = ATTRIBUTES_OF[card]
-        for row in (player, player + n):
-            self.board_features[row, r, colour] = 1.0
-            self.board_features[row, r, shape] = 1.0
+        i = at["boards"][player][r]
+        buffer[i + colour] = 1.0
+        buffer[i + shape] = 1.0
         # Match lines: this card against the Game Card, the round's Round Card and the
         # right-hand neighbour (seat - 1); it is also the left-hand neighbour's (seat + 1)
         # right-hand card, so that seat scores too if it has played at this position.
         match = MATCH_ROWS[card]
         left = (player + 1) % n
-        self.match_points[player] += (
+        match_points = self.match_points
+        match_points[player] += (
             GAME_CARD_POINTS * match[self.game_card]
-            + ROUND_CARD_POINTS * match[self.round_cards[r]]
-            + NEIGHBOUR_POINTS * match[self.boards[(player - 1) % n, r]]
+            + ROUND_CARD_POINTS * match[self.round_cards.item(r)]
+            + NEIGHBOUR_POINTS * match[boards.item((player - 1) % n, r)]
         )
-        self.match_points[left] += NEIGHBOUR_POINTS * match[self.boards[left, r]]
+        match_points[left] += NEIGHBOUR_POINTS * match[boards.item(left, r)]
         # Attribute counts only grow, so the largest set is a running maximum.
         attributes = self.attribute_counts[player]
         attributes[colour] += 1
         attributes[shape] += 1
-        self.largest[player] = max(self.largest[player], attributes[colour], attributes[shape])
-        for seat in (player, left):
-            total = self.match_points[seat] + LARGEST_SET_POINTS * self.largest[seat]
-            self.totals[seat] = self.totals[seat + n] = total
+        largest = self.largest
+        largest[player] = max(largest[player], attributes[colour], attributes[shape])
+        i = at["scores"]
+        buffer[i + player] = match_points[player] + LARGEST_SET_POINTS * largest[player]
+        buffer[i + left] = match_points[left] + LARGEST_SET_POINTS * largest[left]
 
     def _after_draft(self) -> None:
         if self.game.simultaneous:
@@ -290,7 +375,10 @@ class ForslagState(State):
             return
         # The one leftover pool card (none if the short deck ran the pool dry) is the next
         # round's Round Card; then refill and pass the start player to the left.
-        self.round_cards[self.round] = self.pool.argmax() if self.pool.sum() == 1 else -1
+        if self.pool.sum() == 1:
+            leftover = int(self.pool.argmax())
+            self.round_cards[self.round] = leftover
+            self.round_card_features[self.round] = observation.ATTRIBUTE_ROWS[leftover]
         self.pool[:] = 0
         self._refill_pool()
         self.start_player = (self.start_player + 1) % self.game.num_players
@@ -298,11 +386,13 @@ class ForslagState(State):
         self.phase = self.DRAFTING
 
     def _refill_pool(self) -> None:
-        """Deal players + 1 cards to the pool, or what is left of the deck."""
-        for _ in range(min(self.game.num_players + 1, len(self.deck))):
-            card = self.deck.pop()
-            self.pool[card] += 1
-            self.unrevealed[card] -= 1
+        """Deal players + 1 cards to the (empty) pool, or what is left of the deck."""
+        drawn = [self.deck.pop() for _ in range(min(self.game.num_players + 1, len(self.deck)))]
+        if drawn:
+            cards = np.bincount(drawn, minlength=NUM_TYPES)
+            self.pool[:] = cards
+            self.unrevealed -= cards
+            self.unseen -= cards  # every seat sees them
 
     def _settle(self) -> None:
         """Resolve drafts that are no choice: an empty pool (the seat only plays) or a pool of
@@ -322,7 +412,7 @@ class ForslagState(State):
         each seat keeping its number of hidden cards. Drafted cards stay where they are."""
         sample = self._copy_position()
         sample.rng = np.random.default_rng(rng.integers(2**63))
-        hidden = self.hands - self.known
+        hidden = (self.hands - self.known).astype(np.int64)
         hidden[player] = 0
         unknown = np.concatenate(
             [np.asarray(self.deck, dtype=np.int64), np.repeat(np.arange(NUM_TYPES), hidden.sum(0))]
@@ -336,6 +426,7 @@ class ForslagState(State):
             sample.hands[seat] = self.known[seat] + counts(unknown[dealt : dealt + size], NUM_TYPES)
             dealt += size
         sample.deck = unknown[dealt:].tolist()
+        sample.rebuild()  # the other seats' unseen counts changed
         return sample
 
     def check_invariants(self) -> None:
@@ -415,25 +506,25 @@ class ForslagState(State):
                 f"player {seat} holds {hand} cards after {drafted} drafts and {played} plays"
             )
 
-        # Running scores and the observation's board one-hots agree with the boards.
-        expected_scores = score_boards(self.boards, self.game_card, self.round_cards)
-        assert (self.totals == np.tile(expected_scores, 2)).all(), (
-            f"running scores {self.totals.tolist()} (twice) but the boards score "
-            f"{expected_scores.tolist()}"
-        )
-        features = observation.ATTRIBUTE_ROWS[self.boards]
-        assert (self.board_features == np.tile(features, (2, 1, 1))).all(), (
-            "board one-hots (twice) differ from the boards"
-        )
-        for seat in range(n):
-            attributes = features[seat].sum(0).astype(np.int64).tolist()
-            assert self.attribute_counts[seat] == attributes, f"player {seat}'s attribute counts"
-            assert self.largest[seat] == largest_set(self.boards[seat]), f"player {seat}'s set"
+        # Everything kept up to date as the game goes (unseen counts, one-hots, status, score
+        # parts, choosers) agrees with a recomputation from the rules fields.
+        fresh = self._copy_position()
+        fresh.rebuild()
+        running = game.state_layout.views(self.buffer)
+        for name, expected in game.state_layout.views(fresh.buffer).items():
+            assert np.array_equal(running[name], expected), (
+                f"running {name} {running[name].tolist()} but recomputed {expected.tolist()}"
+            )
+        for name in ("match_points", "attribute_counts", "largest", "choosers"):
+            assert getattr(self, name) == getattr(fresh, name), (
+                f"running {name} {getattr(self, name)} but recomputed {getattr(fresh, name)}"
+            )
 
     # --- the table -------------------------------------------------------------------
     def __str__(self) -> str:
         def cards(counts: np.ndarray) -> str:
-            return ", ".join(card_name(c) for c in np.repeat(np.arange(NUM_TYPES), counts)) or "-"
+            types = np.repeat(np.arange(NUM_TYPES), counts.astype(np.int64))
+            return ", ".join(card_name(c) for c in types) or "-"
 
         n = self.game.num_players
         rounds = self.game.num_rounds
@@ -449,7 +540,7 @@ class ForslagState(State):
             board = ", ".join(card_name(c) if c >= 0 else "." for c in self.boards[p])
             lines.append(
                 f"player_{p}: score {scores[p]:>3g}  board [{board}]  "
-                f"hand {self.hands[p].sum()} cards (drafted: {cards(self.known[p])})"
+                f"hand {int(self.hands[p].sum())} cards (drafted: {cards(self.known[p])})"
             )
         if self.is_terminal():
             lines.append("game over")
@@ -472,15 +563,37 @@ class ForslagGame(Game):
         self.simultaneous = config.board_play == "simultaneous"
         self.all_seats = tuple(range(n))
         self.single_seats = tuple((p,) for p in range(n))
+        self.other_seats = tuple(tuple(q for q in range(n) if q != p) for p in range(n))
         # Each of the n rounds asks every seat for at most one draft and one board card.
         self.max_decisions = 2 * n * n
         self.observation_layout = observation.layout(self)
+        self.state_layout = observation.state_layout(self)
+        fields = self.state_layout.fields
+        #: The status one-hots (round, start player, to act, phase) are one span of the buffer.
+        self.status_span = slice(fields["round"].start, fields["phase"].stop)
+        self.gather = tuple(observation.gather_index(self, p) for p in range(n))
+        #: Flat buffer offsets for the moves: of a field, or per seat of its row (per seat and
+        #: position for the board one-hots).
+        start = {name: field.start for name, field in fields.items()}
+        self.offsets = start | {
+            name: tuple(start[name] + NUM_TYPES * p for p in range(n))
+            for name in ("hands", "known", "unseen")
+        }
+        self.offsets["boards"] = tuple(
+            tuple(start["boards"] + (p * n + r) * NUM_ATTRIBUTES for r in range(n))
+            for p in range(n)
+        )
 
     def new_initial_state(self, rng: np.random.Generator) -> ForslagState:
         return ForslagState(self, rng)
 
+    def observation(self, state: ForslagState, player: int) -> np.ndarray:
+        """``player``'s flat observation: one gather from the state's buffer (a new array)."""
+        return state.buffer.take(self.gather[player])
+
     def encode(self, state: ForslagState, player: int, views: dict[str, np.ndarray]) -> None:
-        observation.encode(state, player, views)
+        for name, view in self.observation_layout.views(self.observation(state, player)).items():
+            views[name][...] = view
 
     def action_name(self, action: int) -> str:
         if action < PLAY:
