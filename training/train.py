@@ -6,11 +6,10 @@
 One seat learns (drawn at random each episode) through the Gymnasium
 single-agent view; the other seats are filled each episode from an opponent mix
 of random, the game's heuristic and past snapshots of the learner (self-play).
-With ``--imitate-steps N`` the policy
-first imitates the game's heuristic over N of its decisions (behaviour cloning;
-the value head fits their returns), and PPO improves on it from there. A run
-folder collects the model, its config, TensorBoard logs, the periodic
-evaluations (CSV) and a learning-curve PNG.
+With ``--imitate-steps N`` the policy first imitates the game's heuristic over N
+of its decisions (behaviour cloning; the value head fits their returns), and PPO
+improves on it from there. A run folder collects the model, its config,
+TensorBoard logs, the periodic evaluations (CSV) and a learning-curve PNG.
 """
 
 from __future__ import annotations
