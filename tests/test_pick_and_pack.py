@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from envs.core.game import Game
 from envs.pick_and_pack import SPEC, observation, raw_env
 from envs.pick_and_pack.rules import (
     BLUE,
@@ -70,6 +71,7 @@ def scripted(grabber=(2, 3), player=RED, apples=1, **options) -> PickAndPackStat
     state.tile_type[:] = STANDARD_TILES
     state.tile_status[:] = UNPLAYED
     state.player, state.phase, state.rushes_this_turn = player, MOVING, 0
+    state.refresh_view()
     return state
 
 
@@ -99,10 +101,11 @@ def use_line(state: PickAndPackState, player: int, line: int) -> None:
 
 
 def fill(state: PickAndPackState, player: int, stacks) -> None:
-    """Set ``player``'s crates, tray by tray (so the apple counts kept with them follow)."""
+    """Set ``player``'s crates, tray by tray (so the apple counts and the observation's view
+    kept with them follow)."""
     state.crates[player] = [[] for _ in stacks]
     state.crate_apples[player] = [0] * len(stacks)
-    state.crate_grid[player] = 0
+    state.refresh_view()
     for crate, stack in enumerate(stacks):
         for apples in stack:
             state._add_tray(player, crate, apples)
@@ -542,6 +545,7 @@ def test_simultaneous_placement_is_hidden_until_both_are_done():
     _place_steps(state, np.random.default_rng(3), 6)
     other = state.clone()
     other.tile_type[BLUE] = np.roll(other.tile_type[BLUE], 1)  # blue arranged differently
+    other.refresh_view()
     assert not np.array_equal(other.tile_type[BLUE], state.tile_type[BLUE])
     assert np.array_equal(game.observation(state, RED), game.observation(other, RED))
     assert str(state) == str(other)
@@ -599,6 +603,7 @@ def test_opponent_buried_trays_are_hidden_unless_full():
 def test_observation_is_in_the_observers_frame():
     state = scripted(grabber=(2, 3), player=BLUE)
     state.apples[4, 3] = 5  # on blue's column, row 4
+    state.refresh_view()
     game = state.game
     red = game.observation_layout.views(game.observation(state, RED))
     blue = game.observation_layout.views(game.observation(state, BLUE))
@@ -693,11 +698,12 @@ BREAKERS = {
         lambda s: s.crate_apples[RED].__setitem__(0, s.crate_apples[RED][0] + 1),
         "apples counted",
     ),
-    "the crate array out of step": (
-        lambda s: s.crate_grid.__setitem__((RED, 0, 35), 2),
-        "is not the stack",
+    "the observation's view out of step": (
+        lambda s: s.view.__setitem__(observation.CRATE_STACK + 35, 2),
+        "view is out of step with the state in \\['crate_stack'\\]",
     ),
-    "a wrong score": (lambda s: setattr(s, "score", lambda player: 99), "scores"),
+    "a wrong score": (lambda s: setattr(s, "score", lambda player: 99), "score of each"),
+    "wrong scores": (lambda s: setattr(s, "scores", lambda: np.array([99.0, 0.0])), "scores"),
     "a tray in hand outside PLACE_TRAY": (_hand_a_grid_tray, "in hand"),
     "a face-down claimed cell": (
         lambda s: s.face_down.__setitem__(_claimed_cell(s), True),
@@ -864,19 +870,52 @@ def plain_observation(state: PickAndPackState, player: int) -> np.ndarray:
     return flat
 
 
-@pytest.mark.parametrize("config", SPEC.configurations)
-def test_fast_encoding_matches_the_plain_one_through_whole_games(config, monkeypatch):
-    monkeypatch.setattr(observation, "CACHE_SIZE", 5)  # the cache fills and clears often
+@pytest.mark.parametrize(
+    "config",
+    [*SPEC.configurations, {"targetless_actions": "unplayable", "chain_rush_orders": False}],
+)
+def test_fast_encoding_matches_the_plain_one_through_whole_games(config):
+    """The gather from the state's view, and the fields written after it, against the plain
+    encoder, at every state of whole random games (clones and determinisations too), for
+    both observers; the core's ``encode`` path gives the same vector."""
     game = SPEC.make_game(**config)
     for seed in range(4):
         rng = np.random.default_rng(seed)
         state = game.new_initial_state(rng)
         while True:
+            others = (state.clone(), state.resample(RED, rng), state.resample(BLUE, rng))
             for player in (RED, BLUE):
-                assert np.array_equal(
-                    game.observation(state, player), plain_observation(state, player)
-                )
-            assert len(game.encoding_cache) <= 5
+                fast = game.observation(state, player)
+                assert fast.dtype == np.float32
+                assert np.array_equal(fast, plain_observation(state, player))
+                assert np.array_equal(Game.observation(game, state, player), fast)
+                for other in others:
+                    assert np.array_equal(
+                        game.observation(other, player), plain_observation(other, player)
+                    )
             if state.is_terminal():
                 break
             state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+
+
+@pytest.mark.parametrize("options", [{}, {"placement": "random", "opponent_crates": "full"}])
+def test_view_kept_move_by_move_is_the_one_computed_afresh(options):
+    """The rules write each change into ``view``: it equals a recomputation from scratch
+    after every step, and a clone's view is its own."""
+    game = make_game(**options)
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        state = game.new_initial_state(rng)
+        while not state.is_terminal():
+            state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+            assert np.array_equal(state.view, observation.fresh_view(state))
+        twin = state.clone()
+        twin.view[:] = 7
+        assert np.array_equal(state.view, observation.fresh_view(state))
+
+
+def test_observation_is_a_new_array_each_time():
+    state = mid_game()
+    first = state.game.observation(state, RED)
+    first[:] = -1
+    assert np.array_equal(state.game.observation(state, RED), plain_observation(state, RED))

@@ -6,6 +6,13 @@ sees it transposed). Tile spaces are ``end * 6 + line`` of their owner; an oppon
 line is a row of the observer's frame. During simultaneous placement the opponent's
 tiles are zeros until both arrangements are complete. The opponent's crates show the
 top tray, tray count and closure; their full stacks only with ``opponent_crates="full"``.
+
+How it is computed: each state keeps ``view``, the fields that change on a few moves
+only (grid, tiles, crates) for both seats, in seat order and red's frame, laid out as
+``SOURCE``; the rules write every change into it as they make it. An observation is
+one gather from ``view`` (a precomputed index per observer, and per secret placement,
+puts the rows in the observer's order and frame and points hidden entries at a zero),
+then the few fields that change on most steps are written in.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ if TYPE_CHECKING:
 SIZE = 6
 NUM_SPACES = 12
 NUM_TYPES = 6
+NUM_STATUSES = 3
 NUM_CRATES = 4
 NUM_PHASES = 11
 MAX_STACK = 36
@@ -29,14 +37,18 @@ MAX_SCORE = 2 * 6 * MAX_STACK
 PLACING = 0  # the tile placement phase (see rules)
 
 
-def layout(game: PickAndPackGame) -> ObservationLayout:
+def layout(game: PickAndPackGame | None = None) -> ObservationLayout:
     return (
         ObservationLayout()
         .add("trays", (SIZE, SIZE), "apples on each face-up grid tray (observer's frame)", high=6)
         .add("face_down", (SIZE, SIZE), "1 for a face-down (unplayable) tray")
         .add("grabber", (SIZE, SIZE), "one-hot: the grabber's cell")
         .add("tile_type", (2, NUM_SPACES, NUM_TYPES), "one-hot type of each seat's tile spaces")
-        .add("tile_state", (2, NUM_SPACES, 3), "one-hot: unplayed, used by owner, malfunctioned")
+        .add(
+            "tile_state",
+            (2, NUM_SPACES, NUM_STATUSES),
+            "one-hot: unplayed, used by owner, malfunctioned",
+        )
         .add("crate_count", (2, NUM_CRATES), "trays in each crate", high=MAX_STACK)
         .add("crate_top", (2, NUM_CRATES), "apples on each crate's top tray (0: empty)", high=6)
         .add(
@@ -57,87 +69,119 @@ def layout(game: PickAndPackGame) -> ObservationLayout:
     )
 
 
-#: One-hot rows looked up by value; index -1 (an empty space) is all zeros.
-TYPE_ROWS = np.vstack([np.eye(NUM_TYPES), np.zeros(NUM_TYPES)]).astype(np.float32)
-#: Tile status one-hot by (type, status): an empty space (type -1) is all zeros.
-STATUS_ROWS = np.zeros((NUM_TYPES + 1, 3, 3), dtype=np.float32)
-STATUS_ROWS[:NUM_TYPES] = np.eye(3)
-#: Closure one-hot by closure (0 open: zeros, 1 Premium, 2 Wholesale).
-CLOSURE_ROWS = np.array([[0, 0], [1, 0], [0, 1]], dtype=np.float32)
-#: Seats in observer order as an index into per-seat arrays: a view, not a copy.
-SEAT_ORDER = (slice(None), slice(None, None, -1))
-#: Encodings of the fields that change on a few moves only (tiles, closures), kept per
-#: game and looked up by those fields; the cache is cleared when full.
-CACHE_SIZE = 256
-
-
-def rare_fields(state: PickAndPackState, player: int, hidden: bool) -> tuple[np.ndarray, ...]:
-    """The ``tile_type``, ``tile_state`` and ``crate_closure`` rows ``player`` sees, in
-    observer order (only their own tiles while the opponent's arrangement is secret)."""
-    key = (
-        player,
-        hidden,
-        state.tile_type.tobytes(),
-        state.tile_status.tobytes(),
-        state.closure.tobytes(),
+#: The layout of a state's ``view``: per-seat rows in seat order, the grid in red's frame
+#: (cell ``row * 6 + col``), tile ``seat * 12 + space``, crate ``seat * 4 + crate``.
+SOURCE = (
+    ObservationLayout()
+    .add("trays", (SIZE, SIZE), "apples on each face-up grid tray")
+    .add("face_down", (SIZE, SIZE), "1 for a face-down tray")
+    .add("tile_type", (2, NUM_SPACES, NUM_TYPES), "one-hot type of each placed tile")
+    .add("tile_state", (2, NUM_SPACES, NUM_STATUSES), "one-hot status of each placed tile")
+    .add("crate_count", (2, NUM_CRATES), "trays in each crate")
+    .add("crate_top", (2, NUM_CRATES), "apples on each crate's top tray")
+    .add("crate_stack", (2, NUM_CRATES, MAX_STACK), "apples of each tray, bottom first")
+    .add("crate_closure", (2, NUM_CRATES, 2), "one-hot: closed by Premium, by Wholesale")
+    .add("tiles_placed", 2, "tiles each seat has placed")
+    .add("zero", 1, "always 0: what the observer may not see, and the fields written later")
+    .add("one", 1, "always 1")
+)
+#: Where each ``SOURCE`` field starts in ``view``, for the rules' writes.
+TRAYS, FACE_DOWN, TILE_TYPE, TILE_STATE, CRATE_COUNT, CRATE_TOP, CRATE_STACK = (
+    SOURCE.fields[name].start
+    for name in (
+        "trays",
+        "face_down",
+        "tile_type",
+        "tile_state",
+        "crate_count",
+        "crate_top",
+        "crate_stack",
     )
-    cache = state.game.encoding_cache
-    rows = cache.get(key)
-    if rows is None:
-        seats = SEAT_ORDER[player]
-        tile_type, tile_status = state.tile_type[seats], state.tile_status[seats]
-        if hidden:
-            tile_type, tile_status = tile_type[:1], tile_status[:1]
-        rows = (
-            TYPE_ROWS[tile_type],
-            STATUS_ROWS[tile_type, tile_status],
-            CLOSURE_ROWS[state.closure[seats]],
-        )
-        if len(cache) >= CACHE_SIZE:
-            cache.clear()
-        cache[key] = rows
-    return rows
+)
+CRATE_CLOSURE, TILES_PLACED, ONE = (
+    SOURCE.fields[name].start for name in ("crate_closure", "tiles_placed", "one")
+)
 
 
-def encode(state: PickAndPackState, player: int, views: dict[str, np.ndarray]) -> None:
-    opponent = 1 - player
-    apples, face_down = state.apples, state.face_down
-    if player == 1:  # blue's frame: the grid transposed
-        apples, face_down = apples.T, face_down.T
-    np.copyto(views["trays"], apples, where=~face_down)
-    views["face_down"][:] = face_down
+def fresh_view(state: PickAndPackState) -> np.ndarray:
+    """``state``'s ``view`` computed from scratch (the rules keep it up to date)."""
+    view = np.zeros(SOURCE.size, dtype=np.float32)
+    v = SOURCE.views(view)
+    v["trays"][:] = np.where(state.face_down, 0, state.apples)
+    v["face_down"][:] = state.face_down
+    for seat in range(2):
+        for space in range(NUM_SPACES):
+            kind = int(state.tile_type[seat, space])
+            if kind >= 0:
+                v["tile_type"][seat, space, kind] = 1
+                v["tile_state"][seat, space, state.tile_status[seat, space]] = 1
+                v["tiles_placed"][seat] += 1
+        for k, stack in enumerate(state.crates[seat]):
+            v["crate_count"][seat, k] = len(stack)
+            v["crate_top"][seat, k] = stack[-1] if stack else 0
+            v["crate_stack"][seat, k, : len(stack)] = stack
+            closure = state.closure[seat, k]
+            if closure:
+                v["crate_closure"][seat, k, closure - 1] = 1
+    v["one"][0] = 1
+    return view
+
+
+def gather_index(game: PickAndPackGame, player: int, hidden: bool) -> np.ndarray:
+    """Where each entry of ``player``'s observation comes from in ``view``; ``hidden``:
+    during a secret placement (the opponent's tiles are not shown)."""
+    source = SOURCE.views(np.arange(SOURCE.size))
+    index = np.full(game.observation_layout.size, SOURCE.fields["zero"].start, dtype=np.intp)
+    out = game.observation_layout.views(index)
+    seats = [player, 1 - player]
+    for name in ("trays", "face_down"):
+        out[name][:] = source[name] if player == 0 else source[name].T
+    tile_rows = 1 if hidden else 2  # own tiles only during a secret placement
+    for name in ("tile_type", "tile_state"):
+        out[name][:tile_rows] = source[name][seats][:tile_rows]
+    for name in ("crate_count", "crate_top", "crate_closure", "tiles_placed"):
+        out[name][:] = source[name][seats]
+    stack_rows = 2 if game.full_crates else 1  # the opponent's stacks only if full
+    out["crate_stack"][:stack_rows] = source["crate_stack"][seats][:stack_rows]
+    out["color"][player] = ONE
+    return index
+
+
+#: Where the fields written after the gather start in the observation (the layout does
+#: not depend on the options).
+GRABBER, RUSH_ORDERS, TO_ACT, PHASE, HOLDING, MIXUP_CRATE, SCORES = (
+    layout().fields[name].start
+    for name in ("grabber", "rush_orders", "to_act", "phase", "holding", "mixup_crate", "scores")
+)
+
+
+def observation(state: PickAndPackState, player: int) -> np.ndarray:
+    """``player``'s observation (a new float32 array): gathered from ``state.view``, then
+    the fields that change on most steps written into their zeros."""
+    game, phase = state.game, state.phase
+    hidden = phase == PLACING and game.simultaneous
+    obs = state.view.take(game.gather_index[hidden][player])
     row, col = state.grabber
-    views["grabber"][(row, col) if player == 0 else (col, row)] = 1
-    placing = state.phase == PLACING
-    types, statuses, closures = rare_fields(state, player, placing and state.game.simultaneous)
-    views["tile_type"][: len(types)] = types
-    views["tile_state"][: len(types)] = statuses
-    views["crate_closure"][:] = closures
-    mine, theirs = state.crates[player], state.crates[opponent]
-    views["crate_count"][:] = [[len(s) for s in mine], [len(s) for s in theirs]]
-    views["crate_top"][:] = [[s[-1] if s else 0 for s in mine], [s[-1] if s else 0 for s in theirs]]
-    seats = SEAT_ORDER[player]
-    if state.game.full_crates:
-        views["crate_stack"][:] = state.crate_grid[seats]
-        views["scores"][:] = state.score(player), state.score(opponent)
-    else:
-        views["crate_stack"][0] = state.crate_grid[player]
-        views["scores"][0] = state.score(player)
-    views["rush_orders"][:] = [
-        [state.rush_ready[player], state.rush_new[player]],
-        [state.rush_ready[opponent], state.rush_new[opponent]],
-    ]
-    if placing:
-        views["tiles_placed"][:] = NUM_SPACES - (state.tile_type[seats] < 0).sum(axis=1)
-    else:
-        views["tiles_placed"][:] = NUM_SPACES
-    to_act = state.to_act()
-    if len(to_act) == 1:
-        views["to_act"][0 if to_act[0] == player else 1] = 1
-    phase = state.phase
+    obs[GRABBER + (row * SIZE + col if player == 0 else col * SIZE + row)] = 1
+    opponent = 1 - player
+    ready, new = state.rush_ready, state.rush_new
+    if ready[player]:
+        obs[RUSH_ORDERS] = ready[player]
+    if new[player]:
+        obs[RUSH_ORDERS + 1] = new[player]
+    if ready[opponent]:
+        obs[RUSH_ORDERS + 2] = ready[opponent]
+    if new[opponent]:
+        obs[RUSH_ORDERS + 3] = new[opponent]
     if phase < NUM_PHASES:
-        views["phase"][phase] = 1
-    views["holding"][0] = state.holding
+        obs[PHASE + phase] = 1
+        if not hidden:  # one seat to act (both while placing in secret, none at the end)
+            obs[TO_ACT if state.player == player else TO_ACT + 1] = 1
+    if state.holding:
+        obs[HOLDING] = state.holding
     if state.mixup_crate >= 0:
-        views["mixup_crate"][state.mixup_crate] = 1
-    views["color"][player] = 1
+        obs[MIXUP_CRATE + state.mixup_crate] = 1
+    obs[SCORES] = state.score(player)
+    if game.full_crates:
+        obs[SCORES + 1] = state.score(opponent)
+    return obs

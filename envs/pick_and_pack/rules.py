@@ -19,6 +19,17 @@ import numpy as np
 
 from envs.core.game import Config, Game, State, require_choice
 from envs.pick_and_pack import observation
+from envs.pick_and_pack.observation import (
+    CRATE_CLOSURE,
+    CRATE_COUNT,
+    CRATE_STACK,
+    CRATE_TOP,
+    FACE_DOWN,
+    TILE_STATE,
+    TILE_TYPE,
+    TILES_PLACED,
+    TRAYS,
+)
 
 SIZE = 6
 NUM_CELLS = SIZE * SIZE
@@ -26,6 +37,7 @@ RED, BLUE = 0, 1
 COLORS = ("red", "blue")
 NUM_CRATES = 4
 NUM_SPACES = 2 * SIZE  # tile spaces per player
+MAX_STACK = NUM_CELLS  # trays a crate can hold
 
 #: Action tile types (two of each per player).
 PREMIUM, WHOLESALE, RUSH, QUALITY, MIXUP, MALFUNCTION = range(6)
@@ -41,6 +53,7 @@ TYPE_NAMES = (
 TYPE_LETTERS = "PWRQXM"
 #: Status of a placed tile.
 UNPLAYED, USED, FLIPPED = range(3)
+NUM_STATUSES = 3
 #: Crate closure.
 OPEN, PREMIUM_CLOSED, WHOLESALE_CLOSED = range(3)
 
@@ -143,6 +156,17 @@ def crate_value(apples: int, closure: int) -> int:
     return apples
 
 
+def points(apples: Sequence[int], closures: Sequence[int]) -> int:
+    """Points of a seat's crates, from their apples and closures: ``crate_value`` of each,
+    inlined (scores are read often)."""
+    if not any(closures):  # all open: 1 per apple
+        return sum(apples)
+    total = 0
+    for a, closure in zip(apples, closures, strict=False):
+        total += a if closure == OPEN else (2 * a if closure == PREMIUM_CLOSED else a // 2)
+    return total
+
+
 #: The phase that asks for the target of each tile type (Rush Order needs none).
 TARGET_PHASE = {
     PREMIUM: PREMIUM_TARGET,
@@ -178,9 +202,6 @@ class PickAndPackState(State):
         #: tray that comes or goes, so scoring is cheap) and its closure.
         self.crates: list[list[list[int]]] = [[[] for _ in range(NUM_CRATES)] for _ in range(2)]
         self.crate_apples = [[0] * NUM_CRATES for _ in range(2)]
-        #: The crates again as an array (apples of each tray, bottom first, then zeros), in
-        #: step with ``crates``: the observation copies it in one go.
-        self.crate_grid = np.zeros((2, NUM_CRATES, NUM_CELLS), dtype=np.int8)
         self.closure = np.zeros((2, NUM_CRATES), dtype=np.int8)
         #: Rush Orders usable now, and those taken this turn (usable from the next turn).
         self.rush_ready = [0, 0]
@@ -197,6 +218,10 @@ class PickAndPackState(State):
                 rng.shuffle(types)
                 self.tile_type[p] = types
             self.to_place[:] = 0
+        #: The grid, tiles and crates as the observation shows them (see the observation
+        #: module): every change below writes into it too; ``refresh_view`` rebuilds it.
+        self.view = observation.fresh_view(self)
+        if game.config.placement == "random":
             self._start_turn(self.first_player)
             self._advance()
 
@@ -269,15 +294,20 @@ class PickAndPackState(State):
         else:  # along the column
             apples, down = self.apples[:, col].tolist(), self.face_down[:, col].tolist()
             current = row
-        status = self.tile_status[player].tolist()
+        status: list[int] | None = None  # the tiles' statuses, read if a space is empty
         spent = self.game.targetless_spent
         targets = []
         for line in range(SIZE):
             if line == current or down[line]:
                 continue
-            # A tray, else an unplayed tile at an end (that may be activated, if it matters).
+            if apples[line]:  # a tray
+                targets.append(line)
+                continue
+            # Else an unplayed tile at an end (that may be activated, if it matters).
+            if status is None:
+                status = self.tile_status[player].tolist()
             has_tile = status[line] == UNPLAYED or status[SIZE + line] == UNPLAYED
-            if apples[line] or (has_tile and (spent or self.playable_ends(player, line))):
+            if has_tile and (spent or self.playable_ends(player, line)):
                 targets.append(line)
         return targets
 
@@ -327,17 +357,18 @@ class PickAndPackState(State):
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
         if self.phase == PLACING:
             if player in self.to_act():  # an empty space times a type still in hand
-                free = self.tile_type[player] < 0
-                mask[PLACE:MOVE] = np.outer(free, self.to_place[player] > 0).ravel()
+                free, hand = self.tile_type[player] < 0, self.to_place[player] > 0
+                np.logical_and.outer(free, hand, out=mask[PLACE:MOVE].reshape(NUM_SPACES, -1))
         elif player == self.player and self.phase != OVER:
-            mask[self.choices()] = True
+            for action in self.choices():  # a few: cheaper one by one than as an index array
+                mask[action] = True
         return mask
 
     def _apply(self, joint: Mapping[int, int]) -> None:
         if self.phase == PLACING:
             for player, action in joint.items():
                 self._place(player, action - PLACE)
-            if not self.to_place.any():
+            if not any(self.to_place.ravel().tolist()):
                 self._start_turn(self.first_player)
             elif not self.game.simultaneous:
                 self.player = 1 - self.player
@@ -347,21 +378,19 @@ class PickAndPackState(State):
         self._advance()
 
     def scores(self) -> np.ndarray:
-        return np.array([self.score(RED), self.score(BLUE)], dtype=np.float64)
+        red, blue = self.closure.tolist()
+        scores = np.empty(2, dtype=np.float64)
+        scores[RED] = points(self.crate_apples[RED], red)
+        scores[BLUE] = points(self.crate_apples[BLUE], blue)
+        return scores
 
     def score(self, player: int) -> int:
-        """``player``'s points: ``crate_value`` of each crate, inlined (it is read often)."""
-        total = 0
-        for apples, closure in zip(
-            self.crate_apples[player], self.closure[player].tolist(), strict=True
-        ):
-            if closure == OPEN:
-                total += apples
-            elif closure == PREMIUM_CLOSED:
-                total += 2 * apples
-            else:
-                total += apples // 2
-        return total
+        """``player``'s points."""
+        return points(self.crate_apples[player], self.closure[player].tolist())
+
+    def refresh_view(self) -> None:
+        """Rebuild ``view`` after changing the state by hand (the rules keep it up to date)."""
+        self.view = observation.fresh_view(self)
 
     def clone(self) -> PickAndPackState:
         return self._copy(copy.deepcopy(self.rng))
@@ -370,8 +399,8 @@ class PickAndPackState(State):
         """A deep copy with ``rng`` that shares the (immutable) game: cheaper than deepcopy."""
         other = copy.copy(self)
         other.rng = rng
-        arrays = ("apples", "face_down", "tile_type", "tile_status", "to_place", "closure")
-        for name in (*arrays, "crate_grid"):
+        arrays = ("apples", "face_down", "tile_type", "tile_status", "to_place", "closure", "view")
+        for name in arrays:
             setattr(other, name, getattr(self, name).copy())
         other.crates = [[list(stack) for stack in seat] for seat in self.crates]
         other.crate_apples = [list(seat) for seat in self.crate_apples]
@@ -394,6 +423,7 @@ class PickAndPackState(State):
             sample.tile_type[opponent, spaces] = tiles[:placed]
             sample.to_place[opponent] = np.bincount(tiles[placed:], minlength=NUM_TYPES)
             sample.first_player = sample.player = int(rng.integers(2))
+            sample.refresh_view()
         return sample
 
     def position(self) -> tuple:
@@ -429,10 +459,6 @@ class PickAndPackState(State):
                 assert all(1 <= a <= 6 for a in stack), f"seat {p} crate {k} holds {stack}"
                 for apples in stack:
                     trays[apples] += 1
-                grid = self.crate_grid[p, k]
-                assert grid[: len(stack)].tolist() == stack and not grid[len(stack) :].any(), (
-                    f"seat {p} crate {k}: the array {grid.tolist()} is not the stack {stack}"
-                )
                 assert self.crate_apples[p][k] == sum(stack), (
                     f"seat {p} crate {k}: {self.crate_apples[p][k]} apples counted, "
                     f"{sum(stack)} in {stack}"
@@ -452,6 +478,8 @@ class PickAndPackState(State):
             for p in range(2)
         ]
         assert self.scores().tolist() == expected, f"scores {self.scores()} != {expected}"
+        each = [self.score(p) for p in range(2)]
+        assert each == expected, f"score of each seat {each} != {expected}"
         # Tiles: each player's placed tiles and those still to place are two of each type.
         for p in range(2):
             kinds, status = self.tile_type[p], self.tile_status[p]
@@ -477,17 +505,52 @@ class PickAndPackState(State):
         # The game goes on only while every player has an open crate.
         all_closed = bool((self.closure != OPEN).all(axis=1).any())
         assert phase == OVER or not all_closed, "a player has four closed crates, yet play goes on"
+        # The observation's view, kept up to date move by move, is the one computed afresh.
+        fresh = observation.fresh_view(self)
+        stale = [
+            name
+            for name, field in observation.SOURCE.fields.items()
+            if not np.array_equal(
+                self.view[field.start : field.stop], fresh[field.start : field.stop]
+            )
+        ]
+        assert not stale, f"the view is out of step with the state in {stale}"
 
     # --- rules -------------------------------------------------------------------------
     def _place(self, player: int, index: int) -> None:
         space, kind = divmod(index, NUM_TYPES)
-        self.tile_type[player, space] = kind
-        self.to_place[player, kind] -= 1
-        if self.to_place[player].sum() == 1:  # the last tile has one place to go
+        self._put_tile(player, space, kind)
+        if sum(self.to_place[player].tolist()) == 1:  # the last tile has one place to go
             last_space = int(np.flatnonzero(self.tile_type[player] < 0)[0])
             last_kind = int(np.flatnonzero(self.to_place[player])[0])
-            self.tile_type[player, last_space] = last_kind
-            self.to_place[player, last_kind] = 0
+            self._put_tile(player, last_space, last_kind)
+
+    # Every change of the grid, the tiles and the crates goes through ``_move`` or the
+    # methods below, which write it into ``view`` too.
+    def _flip_tray(self, row: int, col: int) -> None:
+        self.face_down[row, col] = True
+        self.view[TRAYS + row * SIZE + col] = 0
+        self.view[FACE_DOWN + row * SIZE + col] = 1
+
+    def _put_tile(self, player: int, space: int, kind: int) -> None:
+        self.tile_type[player, space] = kind
+        self.to_place[player, kind] -= 1
+        tile = player * NUM_SPACES + space
+        view = self.view
+        view[TILE_TYPE + tile * NUM_TYPES + kind] = 1
+        view[TILE_STATE + tile * NUM_STATUSES + UNPLAYED] = 1
+        view[TILES_PLACED + player] += 1
+
+    def _play_tile(self, player: int, space: int, status: int) -> None:
+        """An unplayed tile is used (``USED``) or malfunctioned (``FLIPPED``)."""
+        self.tile_status[player, space] = status
+        at = TILE_STATE + (player * NUM_SPACES + space) * NUM_STATUSES
+        self.view[at + UNPLAYED] = 0
+        self.view[at + status] = 1
+
+    def _close(self, player: int, crate: int, closure: int) -> None:
+        self.closure[player, crate] = closure
+        self.view[CRATE_CLOSURE + (player * NUM_CRATES + crate) * 2 + closure - 1] = 1
 
     def _start_turn(self, player: int) -> None:
         self.player = player
@@ -509,14 +572,20 @@ class PickAndPackState(State):
 
     def _add_tray(self, player: int, crate: int, apples: int) -> None:
         stack = self.crates[player][crate]
-        self.crate_grid[player, crate, len(stack)] = apples
+        at, view = player * NUM_CRATES + crate, self.view
+        view[CRATE_STACK + at * MAX_STACK + len(stack)] = apples
         stack.append(apples)
+        view[CRATE_COUNT + at] = len(stack)
+        view[CRATE_TOP + at] = apples
         self.crate_apples[player][crate] += apples
 
     def _take_top(self, player: int, crate: int) -> int:
         stack = self.crates[player][crate]
         apples = stack.pop()
-        self.crate_grid[player, crate, len(stack)] = 0
+        at, view = player * NUM_CRATES + crate, self.view
+        view[CRATE_STACK + at * MAX_STACK + len(stack)] = 0
+        view[CRATE_COUNT + at] = len(stack)
+        view[CRATE_TOP + at] = stack[-1] if stack else 0
         self.crate_apples[player][crate] -= apples
         return apples
 
@@ -531,10 +600,10 @@ class PickAndPackState(State):
         elif phase == CHOOSE_END:
             self._activate(player, (action - END) * SIZE + self.grabber_line(player))
         elif phase == PREMIUM_TARGET:
-            self.closure[player, action - OWN_CRATE] = PREMIUM_CLOSED
+            self._close(player, action - OWN_CRATE, PREMIUM_CLOSED)
             self._finish_action()
         elif phase == WHOLESALE_TARGET:
-            self.closure[opponent, action - OPP_CRATE] = WHOLESALE_CLOSED
+            self._close(opponent, action - OPP_CRATE, WHOLESALE_CLOSED)
             self._finish_action()
         elif phase == QUALITY_SOURCE:
             self.holding = self._take_top(opponent, action - OPP_CRATE)
@@ -552,9 +621,9 @@ class PickAndPackState(State):
         elif phase == MALFUNCTION_TARGET:
             if action < TILE:
                 i, j = divmod(action - TRAY, SIZE)
-                self.face_down[to_frame(player, i, j)] = True
+                self._flip_tray(*to_frame(player, i, j))
             else:
-                self.tile_status[opponent, action - TILE] = FLIPPED
+                self._play_tile(opponent, action - TILE, FLIPPED)
             self._finish_action()
         elif phase == RUSH_CHOICE:
             if action == RUSH_USE:
@@ -565,19 +634,19 @@ class PickAndPackState(State):
                 self._end_turn()
 
     def _move(self, player: int, line: int) -> None:
-        cell = self.cell_on_line(player, line)
-        self.grabber = cell
-        apples = int(self.apples[cell])
+        row, col = self.grabber = self.cell_on_line(player, line)
+        apples = self.apples.item(row, col)
         if apples:
             self.holding = apples
-            self.apples[cell] = 0
+            self.apples[row, col] = 0
+            self.view[TRAYS + row * SIZE + col] = 0
             self.phase = PLACE_TRAY
         else:
             self.phase = CHOOSE_END
 
     def _activate(self, player: int, space: int) -> None:
-        kind = int(self.tile_type[player, space])
-        self.tile_status[player, space] = USED
+        kind = self.tile_type.item(player, space)
+        self._play_tile(player, space, USED)
         if kind == RUSH:
             self.rush_new[player] += 1
             self._finish_action()
@@ -692,18 +761,21 @@ class PickAndPackGame(Game):
         placement = 0 if config.placement == "random" else 2 * (NUM_SPACES - 1)
         self.max_decisions = placement + NUM_CELLS * 3 + 2 * NUM_SPACES * 5
         self.observation_layout = observation.layout(self)
-        self.encoding_cache: dict = {}  # see observation.rare_fields
-
-    def __getstate__(self) -> dict:
-        state = super().__getstate__()
-        state["encoding_cache"] = {}  # a cache: copies start empty
-        return state
+        #: Per secret placement (False, True), per observer: see ``observation.gather_index``.
+        self.gather_index = tuple(
+            tuple(observation.gather_index(self, player, hidden) for player in (RED, BLUE))
+            for hidden in (False, True)
+        )
 
     def new_initial_state(self, rng: np.random.Generator) -> PickAndPackState:
         return PickAndPackState(self, rng)
 
+    def observation(self, state: PickAndPackState, player: int) -> np.ndarray:
+        return observation.observation(state, player)
+
     def encode(self, state: PickAndPackState, player: int, views: dict[str, np.ndarray]) -> None:
-        observation.encode(state, player, views)
+        for name, view in self.observation_layout.views(self.observation(state, player)).items():
+            views[name][...] = view
 
     def action_name(self, action: int) -> str:
         if action < MOVE:
