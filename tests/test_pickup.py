@@ -45,11 +45,11 @@ def set_table(
     """Script a deal: the hands, the pool and the score piles (face values). Fields set by
     hand before the call (round, dealer ...) are taken in too."""
     for seat, hand in enumerate(hands):
-        state.hands[seat] = cards(*hand)
+        state.hands[seat] = cards(*hand).tolist()
     state.pool = cards(*pool).tolist()
     for seat, pile in enumerate(piles or [()] * len(hands)):
-        state.piles[seat] = cards(*pile)
-    state.refresh()  # the totals and the observation table follow the scripted fields
+        state.piles[seat] = cards(*pile).tolist()
+    state.refresh()  # the totals, bit sets and observation table follow the scripted fields
 
 
 def play(state: PickupState, **played: int) -> None:
@@ -80,7 +80,7 @@ def test_hand_sizes_and_number_of_rounds(num_players):
     expected = {2: 7, 3: 6, 4: 6, 5: 5, 6: 5}[num_players]
     assert HAND_SIZE[num_players] == expected
     state = new_state(num_players, seed=num_players)
-    assert state.hands.sum(axis=1).tolist() == [expected] * num_players
+    assert np.sum(state.hands, axis=1).tolist() == [expected] * num_players
     assert sum(state.pool) == POOL_SIZE
     rng = np.random.default_rng(0)
     reveals = 0
@@ -89,11 +89,11 @@ def test_hand_sizes_and_number_of_rounds(num_players):
         if len(choosers) == num_players:
             reveals += 1
             assert state.round == reveals - 1
-            assert state.hands.sum(axis=1).tolist() == [expected - reveals + 1] * num_players
+            assert np.sum(state.hands, axis=1).tolist() == [expected - reveals + 1] * num_players
             assert sum(state.pool) == POOL_SIZE  # a fresh pool of five each round
         state.apply({p: int(rng.choice(state.legal_actions(p))) for p in choosers})
     assert reveals == expected
-    assert state.hands.sum() == 0
+    assert np.sum(state.hands) == 0
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5, 6])
@@ -101,7 +101,7 @@ def test_cards_used_and_six_players_use_the_whole_deck(num_players):
     state = new_state(num_players, seed=1)
     size = HAND_SIZE[num_players]
     # Every card is somewhere: hands, pool or stock.
-    total = state.hands.sum(axis=0) + np.array(state.pool) + counts(state.stock, NUM_RANKS)
+    total = np.sum(state.hands, axis=0) + np.array(state.pool) + counts(state.stock, NUM_RANKS)
     assert total.tolist() == DECK_COUNTS.tolist()
     used = size * (num_players + POOL_SIZE)
     assert used <= 55
@@ -332,11 +332,12 @@ def test_longer_game_repeats_hands_dealer_passing_left_until_target():
         if state.hand_number != previous[0]:
             # A new hand: the totals so far banked, all below the target; a fresh deal; the
             # dealer one to the left.
-            assert state.banked.max() < 100
-            assert (state.banked >= previous[1]).all() and state.banked.sum() > previous[1].sum()
-            assert state.scores().tolist() == state.banked.tolist()
-            assert state.piles.sum() == 0 and state.round == 0
-            assert state.hands.sum(axis=1).tolist() == [6, 6, 6]
+            assert max(state.banked) < 100
+            assert all(b >= a for a, b in zip(previous[1], state.banked, strict=True))
+            assert sum(state.banked) > sum(previous[1])
+            assert state.scores().tolist() == state.banked
+            assert np.sum(state.piles) == 0 and state.round == 0
+            assert np.sum(state.hands, axis=1).tolist() == [6, 6, 6]
             assert state.dealer == (first_dealer + state.hand_number) % 3
             assert state.last_actor == state.dealer
             hands_seen.append(state.hand_number)
@@ -365,7 +366,7 @@ def test_longer_game_ends_at_the_end_of_the_hand_reaching_the_target():
     play(state, p0=5, p1=1)
     assert not state.is_terminal()
     assert state.hand_number == 1 and state.dealer == (dealer + 1) % 2
-    assert state.banked.tolist() == [30, 11]
+    assert state.banked == [30, 11]
 
 
 # --- options ------------------------------------------------------------------------
@@ -402,10 +403,10 @@ def test_other_players_hands_and_the_stock_are_hidden():
     # Swap a card between seats 1 and 2 and reshuffle the stock: seat 0 sees nothing new.
     r1 = int(np.flatnonzero(b.hands[1])[0])
     r2 = int(np.flatnonzero(b.hands[2])[-1])
-    b.hands[1, r1] -= 1
-    b.hands[1, r2] += 1
-    b.hands[2, r2] -= 1
-    b.hands[2, r1] += 1
+    b.hands[1][r1] -= 1
+    b.hands[1][r2] += 1
+    b.hands[2][r2] -= 1
+    b.hands[2][r1] += 1
     b.stock = b.stock[::-1]
     b.refresh()  # edited by hand
     game = a.game
@@ -455,7 +456,7 @@ def test_observation_is_from_the_observers_seat():
     assert views["round"].tolist() == [0, 1, 0, 0, 0, 0]
     # Unseen for seat 2: the deck minus its hand, this hand's pools and the reveal. The
     # scripted table is not what was dealt, so check against the state's own bookkeeping.
-    expected = state.unshown - state.hands[2]
+    expected = np.subtract(state.unshown, state.hands[2])
     assert views["unseen"].tolist() == expected.tolist()
     assert state.unshown[7] < 8 and state.unshown[9] < 10  # the revealed 8 and 10 were seen
 
@@ -509,10 +510,10 @@ def test_deal_gives_each_seat_its_slice_of_the_shuffled_deck():
     state = new_state(4, seed=11)
     assert state.dealer == dealer
     for seat in range(4):
-        assert state.hands[seat].tolist() == counts(deck[seat * 6 : seat * 6 + 6], 10).tolist()
+        assert state.hands[seat] == counts(deck[seat * 6 : seat * 6 + 6], 10).tolist()
     assert state.stock == deck[24:50].tolist()
     assert state.pool == counts(deck[50:], NUM_RANKS).tolist()
-    assert state.unshown.tolist() == (DECK_COUNTS - counts(deck[50:], NUM_RANKS)).tolist()
+    assert state.unshown == (DECK_COUNTS - counts(deck[50:], NUM_RANKS)).tolist()
 
 
 def test_at_most_four_pickup_choices_in_a_round():
@@ -593,19 +594,19 @@ def first(array) -> int:
 
 
 def recount_scores(state: PickupState) -> None:
-    state.totals = state.banked + state.piles @ np.arange(1, 11)
+    state.totals = (np.array(state.banked) + np.array(state.piles) @ np.arange(1, 11)).tolist()
 
 
 def move_discard_to_pile(state: PickupState) -> None:
     for rank in range(NUM_RANKS):
-        state.piles[0, rank] += state.discard[rank]
+        state.piles[0][rank] += state.discard[rank]
         state.discard[rank] = 0
     recount_scores(state)
 
 
 def hand_card_to_stock(state: PickupState) -> None:
     rank = first(state.hands[0])
-    state.hands[0, rank] -= 1
+    state.hands[0][rank] -= 1
     state.stock.append(rank)
 
 
@@ -616,9 +617,15 @@ def pool_card_to_discard(state: PickupState) -> None:
 
 
 def knock_out_without_rescoring(state: PickupState) -> None:
-    seat, rank = np.argwhere(state.piles > 0)[0]
-    state.discard[rank] += int(state.piles[seat, rank])
-    state.piles[seat, rank] = 0
+    seat, rank = np.argwhere(np.array(state.piles) > 0)[0].tolist()
+    state.discard[rank] += state.piles[seat][rank]
+    state.piles[seat][rank] = 0
+
+
+def duplicate_pile_cards(state: PickupState) -> None:
+    for pile in state.piles:
+        for rank, count in enumerate(pile):
+            pile[rank] = count + (count > 0)
 
 
 def overstate_pick_up(state: PickupState) -> None:
@@ -633,7 +640,7 @@ def stack_other_card(state: PickupState) -> None:
 BREAKS = {
     "duplicate a hand card": (lambda s: s.hands[0].__setitem__(first(s.hands[0]), 9), "deck"),
     "lose a stock card": (lambda s: s.stock.pop(), "deck"),
-    "duplicate a pile card": (lambda s: s.piles.__iadd__(s.piles > 0), "deck"),
+    "duplicate a pile card": (duplicate_pile_cards, "deck"),
     "discard a card still in the stock": (lambda s: s.discard.__setitem__(s.stock[0], 9), "deck"),
     "miscount the unseen cards": (lambda s: s.unshown.__setitem__(0, 0), "shown this hand"),
     "take a hand card back to the stock": (hand_card_to_stock, "hand sizes"),
@@ -641,6 +648,9 @@ BREAKS = {
     "grow a pile beyond one card a round": (move_discard_to_pile, "pile larger"),
     "stale score": (lambda s: s.totals.__setitem__(1, s.totals[1] + 3), "scores"),
     "stale score after a knockout": (knock_out_without_rescoring, "scores"),
+    "stale hand bits": (lambda s: s.hand_bits.__setitem__(1, s.hand_bits[1] ^ 1), "hand bits"),
+    "stale pool bits": (lambda s: setattr(s, "pool_bits", s.pool_bits ^ (1 << 9)), "pool bits"),
+    "stale observation table": (lambda s: s.table.__setitem__(3, s.table[3] + 1), "stale"),
     "finish mid-hand": (lambda s: setattr(s, "finished", True), "finished"),
     "a seat acts twice": (lambda s: s.acted.append(s.acted[0]), "acted twice"),
     "wrong last actor": (lambda s: setattr(s, "last_actor", s.acted[0]), "last actor"),
@@ -655,7 +665,7 @@ def test_check_invariants_catches_each_break(name):
     state = position(3)
     state.check_invariants()
     if name == "stale score after a knockout":
-        assert state.piles.any()
+        assert np.any(state.piles)
     if name == "grow a pile beyond one card a round":
         assert sum(state.discard) > state.round
     if name == "pick up above the played card":
@@ -708,19 +718,19 @@ def test_check_invariants_catches_longer_game_bookkeeping():
 def known_to(state: PickupState, player: int) -> tuple:
     """Everything ``player`` has seen."""
     return (
-        state.hands[player].tolist(),
-        state.hands.sum(axis=1).tolist(),
+        state.hands[player].copy(),
+        np.sum(state.hands, axis=1).tolist(),
         state.pool,
-        state.piles.tolist(),
+        [pile.copy() for pile in state.piles],
         state.discard,
-        state.unshown.tolist(),
+        state.unshown.copy(),
         state.played,
         state.acted,
         state.took,
         state.stacked,
         state.leftover,
-        state.totals.tolist(),
-        state.banked.tolist(),
+        state.totals.copy(),
+        state.banked.copy(),
         (state.round, state.hand_number, state.dealer, state.last_actor, state.chooser),
         len(state.stock),
     )
@@ -728,7 +738,7 @@ def known_to(state: PickupState, player: int) -> tuple:
 
 def unknown_to(state: PickupState, player: int) -> list[int]:
     """Cards of each rank in the other hands and the stock."""
-    others = state.hands.sum(axis=0) - state.hands[player]
+    others = np.sum(state.hands, axis=0) - state.hands[player]
     return (others + counts(state.stock, NUM_RANKS)).tolist()
 
 
@@ -749,7 +759,7 @@ def test_resample_redraws_the_other_hands_and_the_stock_only(choosing):
         # Redrawn: the same unknown cards, dealt again into the other hands and the stock.
         assert unknown_to(sample, 1) == unknown_to(state, 1)
         # The unknown cards are what seat 1 counts as unseen.
-        assert unknown_to(sample, 1) == (state.unshown - state.hands[1]).tolist()
+        assert unknown_to(sample, 1) == np.subtract(state.unshown, state.hands[1]).tolist()
         moved_hands += not np.array_equal(sample.hands, state.hands)
         moved_stock += sample.stock != state.stock
         # Its own RNG: future chance events are drawn afresh.
@@ -758,13 +768,13 @@ def test_resample_redraws_the_other_hands_and_the_stock_only(choosing):
     assert moved_hands >= 15 and moved_stock >= 15
     # The real state is untouched.
     assert known_to(state, 1) == known_to(before, 1)
-    assert state.hands.tolist() == before.hands.tolist() and state.stock == before.stock
+    assert state.hands == before.hands and state.stock == before.stock
 
 
 def test_resample_at_the_end_of_a_hand_only_reshuffles_the_stock():
     game = PickupGame.from_options(num_players=2)
     *_, final = random_game(game, 3)
-    assert final.is_terminal() and final.hands.sum() == 0
+    assert final.is_terminal() and np.sum(final.hands) == 0
     sample = final.resample(0, np.random.default_rng(0))
     assert sorted(sample.stock) == sorted(final.stock)
     assert sample.scores().tolist() == final.scores().tolist()
@@ -806,7 +816,9 @@ def reference_observation(state: PickupState, player: int) -> np.ndarray:
     views["hand"][:] = state.hands[player]
     views["pool"][:] = state.pool
     others = [q for q in range(n) if q != player]
-    views["unseen"][:] = state.hands[others].sum(axis=0) + counts(state.stock, NUM_RANKS)
+    views["unseen"][:] = np.sum([state.hands[q] for q in others], axis=0) + counts(
+        state.stock, NUM_RANKS
+    )
     for row in range(n):
         seat = (player + row) % n
         views["piles"][row] = state.piles[seat]
@@ -849,7 +861,7 @@ def reference_mask(state: PickupState, player: int) -> np.ndarray:
     if state.finished:
         return mask
     if state.chooser < 0:
-        return state.hands[player] > 0
+        return np.array(state.hands[player]) > 0
     if player == state.chooser:
         for rank in range(state.played[player] + 1):
             mask[rank] = state.pool[rank] > 0
@@ -865,13 +877,26 @@ def test_legal_mask_matches_the_plain_reference(options):
                 mask = state.legal_mask(player)
                 assert mask.dtype == bool
                 assert np.array_equal(mask, reference_mask(state, player))
+                # A fresh array (masks are copies of shared ones): the caller may change it.
+                mask[:] = ~mask
+                assert np.array_equal(state.legal_mask(player), reference_mask(state, player))
+
+
+def bits(counts: list[int]) -> int:
+    """The bit set of the ranks with a nonzero count."""
+    return sum(2**rank for rank in range(NUM_RANKS) if counts[rank] > 0)
 
 
 def assert_bookkeeping_fresh(state: PickupState) -> None:
-    """The kept totals and observation table equal a recomputation from scratch."""
-    assert state.totals.tolist() == (state.banked + state.piles @ np.arange(1, 11)).tolist()
+    """The kept totals, bit sets and observation table equal a recomputation from scratch."""
+    piles = np.array(state.piles)
+    assert state.totals == (np.array(state.banked) + piles @ np.arange(1, 11)).tolist()
+    assert state.hand_bits == [bits(hand) for hand in state.hands]
+    assert state.pool_bits == bits(state.pool)
     assert state.table.tobytes() == build_table(state).tobytes()
-    # The views used to recompute ``unseen`` are views of this state's own table.
+    # The memoryview the rules write cells through, and the views used to recompute
+    # ``unseen``, are views of this state's own table.
+    assert state._table_view.obj is state.table
     for view in (state._table_hands, state._table_unseen, state._table_unshown):
         assert view.base is state.table
 

@@ -8,8 +8,8 @@ No other hand and no unrevealed choice is ever shown.
 Speed: every state keeps a *table*, one float32 vector holding every field of every
 seat's observation in absolute seat order (``table_layout``). The rules update it as
 they go; an observation is then one gather of the observer's cells (``gather_index``).
-``build_table`` writes the table plainly from the rules' fields: the rules use it at
-the start of each hand and ``check_invariants`` compares the kept table with it.
+``build_table`` writes the table plainly from the rules' fields: ``refresh()`` uses it
+after a state is edited by hand, and ``check_invariants`` compares the kept table with it.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def build_table(state: PickupState) -> np.ndarray:
     table = np.zeros(table_layout.size, dtype=np.float32)
     views = table_layout.views(table)
     views["hands"][:] = state.hands
-    views["unseen"][:] = state.unshown - state.hands
+    views["unseen"][:] = np.subtract(state.unshown, state.hands)
     views["unshown"][:] = state.unshown
     views["pool"][:] = state.pool
     views["piles"][:] = state.piles

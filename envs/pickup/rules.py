@@ -1,12 +1,14 @@
 """Pickup rules: pure, seeded, no RL imports. See the package docstring for the rules.
 
 The state keeps every count where the rules read it fastest and updates it as cards
-move, never recounting: per-rank hand and pile counts in numpy (read as vectors by the
-mask, the knockouts and the checks), the pool, the discard and the reveal bookkeeping
-in plain Python lists (read one entry at a time by the resolution loop). Derived and
-kept up to date as well: the totals, and the observation table (``observation.py``),
-one float32 vector of every seat's observation fields that each move writes a few
-cells of; an observation is one gather from it. ``refresh()`` recomputes both from
+move, never recounting. The rules' fields are plain Python ints and lists (read and
+written one entry at a time: several times cheaper than numpy scalars): per-seat hand
+and pile counts per rank, the pool, the discard and the reveal bookkeeping. Derived and
+kept up to date as well: the totals, bit sets of the ranks in each hand and in the pool
+(the masks and the resolution read them), and the observation table
+(``observation.py``), one float32 vector of every seat's observation fields that each
+move writes a few cells of (through a memoryview: scalar writes at a third of numpy's
+cost); an observation is one gather from it. ``refresh()`` recomputes all of them from
 scratch (after editing a state by hand); ``check_invariants`` checks they are current.
 """
 
@@ -86,22 +88,65 @@ def counts_of(ranks: list[int]) -> list[int]:
     return out
 
 
+def bits_of(counts: list[int]) -> int:
+    """The bit set of the rank indices with a nonzero count (bit ``r`` for rank ``r``)."""
+    return sum(1 << rank for rank, count in enumerate(counts) if count)
+
+
+def _mask(bits: int) -> np.ndarray:
+    mask = np.array([(bits >> rank) & 1 for rank in range(NUM_RANKS)], dtype=bool)
+    mask.flags.writeable = False  # shared: legal_mask hands out copies
+    return mask
+
+
+#: Bit ``r`` of a bit set of ranks, for each rank index ``r``.
+RANK_BITS = 1 << RANK_INDEX
+#: The bool mask of every bit set of ranks.
+MASKS = [_mask(bits) for bits in range(1 << NUM_RANKS)]
+#: The bit set of the ranks a played card may pick up: its own rank and lower.
+AT_MOST = [(2 << rank) - 1 for rank in range(NUM_RANKS)]
+
+
 class PickupState(State):
     game: PickupGame
 
     def __init__(self, game: PickupGame, rng: np.random.Generator) -> None:
         super().__init__(game, rng)
         n = game.num_players
-        self.hands = np.zeros((n, NUM_RANKS), dtype=np.int64)
-        self.pool = [0] * NUM_RANKS
-        #: Score piles of this hand, counts per rank.
-        self.piles = np.zeros((n, NUM_RANKS), dtype=np.int64)
         #: Points from earlier hands (the longer game).
-        self.banked = np.zeros(n, dtype=np.int64)
+        self.banked = [0] * n
+        #: The seat choosing which rank to pick up, or NO_SEAT.
+        self.chooser = NO_SEAT
+        self.hand_number = 0
+        self.finished = False
+        self.dealer = int(rng.integers(n))
+        #: Every seat's observation fields (``observation.table_layout``), kept up to date.
+        self._bind_table(np.zeros(game.table_layout.size, dtype=np.float32))
+        self._start_hand()
+
+    # --- dealing ---------------------------------------------------------------------
+    def _start_hand(self) -> None:
+        game = self.game
+        n = game.num_players
+        deck = DECK.copy()
+        self.rng.shuffle(deck)
+        dealt = n * game.hand_size
+        # Seat p gets deck[p * size : (p + 1) * size]: one bincount over (seat, rank) cells.
+        dealt_cells = np.bincount(game.deal_offsets + deck[:dealt], minlength=n * NUM_RANKS)
+        hands = dealt_cells.reshape(n, NUM_RANKS)
+        #: Cards in hand: counts per rank, one list per seat.
+        self.hands = hands.tolist()
+        #: Undealt cards (rank indices); pools are dealt from the end.
+        self.stock = deck[dealt:].tolist()
+        #: Score piles of this hand, counts per rank, one list per seat.
+        self.piles = [[0] * NUM_RANKS for _ in range(n)]
         #: Game points: banked plus the score pile (kept up to date after every step).
-        self.totals = np.zeros(n, dtype=np.int64)
+        self.totals = self.banked.copy()
+        #: Bit sets of the ranks in each hand and in the pool (kept up to date).
+        self.hand_bits = ((hands > 0) @ RANK_BITS).tolist()
+        self.pool_bits = 0
         #: Cards of each rank not yet shown face up this hand (in a pool dealt or a reveal).
-        self.unshown = DECK_COUNTS.copy()
+        self.unshown = DECK_COUNTS.tolist()
         #: Cards of each rank discarded this hand (played cards that picked up, knockouts,
         #: leftover pools).
         self.discard = [0] * NUM_RANKS
@@ -116,68 +161,58 @@ class PickupState(State):
         #: the round it belongs to, and the pool left over and discarded at its end.
         self.reveal_round = NO_SEAT
         self.leftover = [0] * NUM_RANKS
-        #: The seat choosing which rank to pick up, or NO_SEAT.
-        self.chooser = NO_SEAT
-        #: Undealt cards (rank indices); pools are dealt from the end.
-        self.stock: list[int] = []
-        self.hand_number = 0
-        self.round = 0
-        self.finished = False
-        self.dealer = int(rng.integers(n))
-        self.last_actor = self.dealer
-        #: Every seat's observation fields (``observation.table_layout``), kept up to date.
-        self._bind_table(np.zeros(game.table_layout.size, dtype=np.float32))
-        self._start_hand()
-
-    # --- dealing ---------------------------------------------------------------------
-    def _start_hand(self) -> None:
-        game = self.game
-        n = game.num_players
-        deck = DECK.copy()
-        self.rng.shuffle(deck)
-        dealt = n * game.hand_size
-        # Seat p gets deck[p * size : (p + 1) * size]: one bincount over (seat, rank) cells.
-        cells = np.bincount(game.deal_offsets + deck[:dealt], minlength=n * NUM_RANKS)
-        self.hands[:] = cells.reshape(n, NUM_RANKS)
-        self.stock = deck[dealt:].tolist()
-        self.piles[:] = 0
-        self.unshown[:] = DECK_COUNTS
-        self.discard = [0] * NUM_RANKS
-        self.played = [NO_SEAT] * n
-        self.acted = []
-        self.took = [NO_SEAT] * n
-        self.stacked = [False] * n
-        self.reveal_round = NO_SEAT
-        self.leftover = [0] * NUM_RANKS
         self.round = 0
         # Round 1 ties start to the left of the dealer.
         self.last_actor = self.dealer
-        self._start_round()
-        self.refresh()  # the totals (banked points) and a new table
+        # The table of a new hand, written directly (``build_table`` would be slower):
+        # the hands, the unshown deck, the scores (banked) and the one-hot cells.
+        cells, table, view = game.cells, self.table, self._table_view
+        table.fill(0)
+        table[cells.hands : cells.hands + n * NUM_RANKS] = dealt_cells
+        table[cells.unshown : cells.unshown + NUM_RANKS] = DECK_COUNTS
+        for seat, points in enumerate(self.banked):
+            view[cells.scores + seat] = points
+        view[cells.last_actor + self.dealer] = 1
+        view[cells.dealer + self.dealer] = 1
+        view[cells.round] = 1
+        self._start_round()  # the pool and the cards it shows
+        self._refresh_unseen()
 
     def _start_round(self) -> None:
+        """Deal the pool from the end of the stock; its cards are shown."""
+        cells, stock, unshown, view = self.game.cells, self.stock, self.unshown, self._table_view
+        in_pool, in_unshown = cells.pool, cells.unshown
         pool = [0] * NUM_RANKS
-        stock = self.stock
+        bits = 0
         for _ in range(POOL_SIZE):
-            pool[stock.pop()] += 1
+            rank = stock.pop()
+            count = pool[rank] + 1
+            pool[rank] = count
+            view[in_pool + rank] = count
+            left = unshown[rank] - 1
+            unshown[rank] = left
+            view[in_unshown + rank] = left
+            bits |= 1 << rank
         self.pool = pool
-        table, cells, unshown = self.table, self.game.cells, self.unshown
-        for rank, count in enumerate(pool):
-            if count:
-                left = unshown.item(rank) - count
-                unshown[rank] = left
-                table[cells.unshown + rank] = left
-                table[cells.pool + rank] = count
+        self.pool_bits = bits
 
     def refresh(self) -> None:
-        """Recompute what is derived from the rules' fields, the totals and the observation
-        table (the rules keep both up to date: call it after editing a state by hand)."""
-        self.totals = self.banked + self.piles @ RANK_VALUES
+        """Recompute what is derived from the rules' fields: the totals, the bit sets and
+        the observation table (the rules keep them up to date: call it after editing a
+        state by hand)."""
+        self.totals = [
+            banked + sum(count * (rank + 1) for rank, count in enumerate(pile))
+            for banked, pile in zip(self.banked, self.piles, strict=True)
+        ]
+        self.hand_bits = [bits_of(hand) for hand in self.hands]
+        self.pool_bits = bits_of(self.pool)
         self._bind_table(observation.build_table(self))
 
     def _bind_table(self, table: np.ndarray) -> None:
-        """Use ``table``, with views of the parts that ``unseen`` is computed from."""
+        """Use ``table``: a memoryview of it for the rules' writes of single cells, and
+        views of the parts that ``unseen`` is computed from."""
         self.table = table
+        self._table_view = memoryview(table)
         fields = self.game.table_layout.fields
         hands, unseen, unshown = fields["hands"], fields["unseen"], fields["unshown"]
         self._table_hands = table[hands.start : hands.stop].reshape(hands.shape)
@@ -189,9 +224,10 @@ class PickupState(State):
         np.subtract(self._table_unshown, self._table_hands, out=self._table_unseen)
 
     def __getstate__(self) -> dict[str, object]:
-        # Views would be copied as separate arrays: drop them, and bind the copied table.
+        # Views would be copied as separate arrays (and a memoryview cannot be copied at
+        # all): drop them, and bind the copied table.
         state = self.__dict__.copy()
-        for name in ("_table_hands", "_table_unseen", "_table_unshown"):
+        for name in ("_table_view", "_table_hands", "_table_unseen", "_table_unshown"):
             del state[name]
         return state
 
@@ -213,77 +249,86 @@ class PickupState(State):
         return [rank for rank in range(card + 1) if pool[rank]]
 
     def legal_mask(self, player: int) -> np.ndarray:
+        # Copies of shared masks, looked up by bit set: the ranks in hand while playing,
+        # the chooser's eligible pool ranks.
         if self.chooser == NO_SEAT:
             if self.finished or not 0 <= player < self.game.num_players:
                 return np.zeros(NUM_RANKS, dtype=bool)
-            return self.hands[player].astype(bool)  # counts are never negative
-        mask = np.zeros(NUM_RANKS, dtype=bool)
-        if player == self.chooser:
-            for rank in self.eligible(self.played[player]):
-                mask[rank] = True
-        return mask
+            return MASKS[self.hand_bits[player]].copy()
+        if player != self.chooser:
+            return np.zeros(NUM_RANKS, dtype=bool)
+        return MASKS[self.pool_bits & AT_MOST[self.played[player]]].copy()
 
     def _apply(self, joint: Mapping[int, int]) -> None:
-        table, cells = self.table, self.game.cells
+        cells, view = self.game.cells, self._table_view
         round_before = self.round
         revealing = self.chooser == NO_SEAT
         if not revealing:
             seat, self.chooser = self.chooser, NO_SEAT
-            table[cells.chooser + seat] = 0
+            view[cells.chooser + seat] = 0
             self._pick_up(seat, joint[seat])
         else:
             n = self.game.num_players
+            order = cells.order
+            for seat in self.acted:  # the previous reveal's order is cleared
+                view[order + seat] = 0
             self.acted = []
             self.took = [NO_SEAT] * n
             self.stacked = [False] * n
             self.leftover = [0] * NUM_RANKS
             self.reveal_round = self.round
-            table[cells.order : cells.order + n] = 0
-            hands, unshown, played = self.hands, self.unshown, self.played
+            hands, hand_bits, unshown, played = (
+                self.hands,
+                self.hand_bits,
+                self.unshown,
+                self.played,
+            )
+            in_hands, in_unshown, revealed = cells.hands, cells.unshown, cells.revealed
             for seat, card in joint.items():
-                # Python ints (``item``): numpy scalar arithmetic is slow.
                 row = seat * NUM_RANKS
-                left = hands.item(seat, card) - 1
-                hands[seat, card] = left
-                table[cells.hands + row + card] = left
-                left = unshown.item(card) - 1
+                hand = hands[seat]
+                left = hand[card] - 1
+                hand[card] = left
+                if not left:
+                    hand_bits[seat] ^= 1 << card
+                view[in_hands + row + card] = left
+                left = unshown[card] - 1
                 unshown[card] = left
-                table[cells.unshown + card] = left
+                view[in_unshown + card] = left
                 if played[seat] != NO_SEAT:
-                    table[cells.revealed + row + played[seat]] = 0
-                table[cells.revealed + row + card] = 1
+                    view[revealed + row + played[seat]] = 0
+                view[revealed + row + card] = 1
                 played[seat] = card
         self._resolve()
         if revealing or self.round != round_before:  # cards shown: a reveal or a new pool
             self._refresh_unseen()
 
     def scores(self) -> np.ndarray:
-        return self.totals.astype(np.float64)
+        return np.array(self.totals, dtype=np.float64)
 
     # --- resolution ------------------------------------------------------------------
     def next_actor(self) -> int:
         """The seat that acts next this round: the lowest card; ties go to the tied seat
         reached first going left from the most recent actor. NO_SEAT when all have acted."""
-        n, last, took, played = self.game.num_players, self.last_actor, self.took, self.played
-        best, best_key = NO_SEAT, n * NUM_RANKS
-        for seat in range(n):
-            if took[seat] == NO_SEAT:
-                key = played[seat] * n + (seat - last - 1) % n
-                if key < best_key:
-                    best, best_key = seat, key
+        took, played = self.took, self.played
+        best, best_card = NO_SEAT, NUM_RANKS
+        # Seats in the order going left from the last actor: the first of tied cards wins.
+        for seat in self.game.left_of[self.last_actor]:
+            if took[seat] == NO_SEAT and played[seat] < best_card:
+                best, best_card = seat, played[seat]
         return best
 
     def _resolve(self) -> None:
         """Let the played cards act in order until a pickup choice is needed or the round ends."""
         while (seat := self.next_actor()) != NO_SEAT:
             card = self.played[seat]
-            eligible = self.eligible(card)
-            if len(eligible) > 1:
+            eligible = self.pool_bits & AT_MOST[card]
+            if eligible & (eligible - 1):  # two ranks or more: the player chooses
                 self.chooser = seat
-                self.table[self.game.cells.chooser + seat] = 1
+                self._table_view[self.game.cells.chooser + seat] = 1
                 return
             if eligible:
-                self._pick_up(seat, eligible[0])
+                self._pick_up(seat, eligible.bit_length() - 1)
             else:
                 self._stack(seat, card)
         self._end_round()
@@ -291,66 +336,70 @@ class PickupState(State):
     def _pick_up(self, seat: int, rank: int) -> None:
         """Take one ``rank`` from the pool; knock out the rest of that rank in the pool and in
         the other players' score piles. The played card is discarded."""
-        table, cells, totals = self.table, self.game.cells, self.totals
+        cells, view, totals = self.game.cells, self._table_view, self.totals
         value = rank + 1
-        column = self.piles[:, rank]
-        in_piles = column.tolist()  # plain ints: cheaper than numpy reductions on n cells
-        own = in_piles[seat]
-        knocked = sum(in_piles) - own
+        knocked = 0
+        for other, pile in enumerate(self.piles):
+            count = pile[rank]
+            if count and other != seat:  # knocked out
+                knocked += count
+                pile[rank] = 0
+                view[cells.piles + other * NUM_RANKS + rank] = 0
+                total = totals[other] - value * count
+                totals[other] = total
+                view[cells.scores + other] = total
         self.discard[rank] += knocked + self.pool[rank] - 1
         self.discard[self.played[seat]] += 1
         self.pool[rank] = 0
-        table[cells.pool + rank] = 0
-        for other, count in enumerate(in_piles if knocked else ()):
-            if count and other != seat:  # knocked out
-                column[other] = 0
-                table[cells.piles + other * NUM_RANKS + rank] = 0
-                total = totals.item(other) - value * count
-                totals[other] = total
-                table[cells.scores + other] = total
-        column[seat] = own + 1
-        table[cells.piles + seat * NUM_RANKS + rank] = own + 1
-        total = totals.item(seat) + value
+        self.pool_bits ^= 1 << rank
+        view[cells.pool + rank] = 0
+        own = self.piles[seat][rank] + 1
+        self.piles[seat][rank] = own
+        view[cells.piles + seat * NUM_RANKS + rank] = own
+        total = totals[seat] + value
         totals[seat] = total
-        table[cells.scores + seat] = total
+        view[cells.scores + seat] = total
         self._acted(seat, rank)
 
     def _stack(self, seat: int, card: int) -> None:
         """No eligible pool card: the played card goes to the player's own pile."""
-        table, cells, totals = self.table, self.game.cells, self.totals
-        count = self.piles.item(seat, card) + 1
-        self.piles[seat, card] = count
-        table[cells.piles + seat * NUM_RANKS + card] = count
-        total = totals.item(seat) + card + 1
+        cells, view, totals = self.game.cells, self._table_view, self.totals
+        count = self.piles[seat][card] + 1
+        self.piles[seat][card] = count
+        view[cells.piles + seat * NUM_RANKS + card] = count
+        total = totals[seat] + card + 1
         totals[seat] = total
-        table[cells.scores + seat] = total
+        view[cells.scores + seat] = total
         self.stacked[seat] = True
         self._acted(seat, card)
 
     def _acted(self, seat: int, rank: int) -> None:
-        table, cells = self.table, self.game.cells
+        cells, view = self.game.cells, self._table_view
         self.took[seat] = rank
         self.acted.append(seat)
-        table[cells.order + seat] = len(self.acted)
-        table[cells.last_actor + self.last_actor] = 0
-        table[cells.last_actor + seat] = 1
+        view[cells.order + seat] = len(self.acted)
+        view[cells.last_actor + self.last_actor] = 0
+        view[cells.last_actor + seat] = 1
         self.last_actor = seat
 
     def _end_round(self) -> None:
-        table, cells = self.table, self.game.cells
-        pool = self.pool
+        cells, view = self.game.cells, self._table_view
+        pool, discard = self.pool, self.discard
         self.leftover = pool  # the leftover pool is discarded
-        self.discard = [d + p for d, p in zip(self.discard, pool, strict=True)]
+        for rank, count in enumerate(pool):
+            if count:
+                discard[rank] += count
+                view[cells.pool + rank] = 0
         self.pool = [0] * NUM_RANKS
-        table[cells.pool : cells.pool + NUM_RANKS] = 0
-        table[cells.round + self.round] = 0
+        self.pool_bits = 0
+        view[cells.round + self.round] = 0
         self.round += 1
         if self.round < self.game.hand_size:
-            table[cells.round + self.round] = 1
+            view[cells.round + self.round] = 1
             self._start_round()
             return
         target = self.game.target
-        if target is None or self.totals.max() >= target:
+        if target is None or max(self.totals) >= target:
             self.finished = True
             return
         self.banked = self.totals.copy()
@@ -377,17 +426,19 @@ class PickupState(State):
         rng.shuffle(unknown)
         start = 0
         for q in others:
-            size = int(self.hands[q].sum())
-            sample.hands[q] = np.bincount(unknown[start : start + size], minlength=NUM_RANKS)
+            size = sum(self.hands[q])
+            hand = np.bincount(unknown[start : start + size], minlength=NUM_RANKS)
+            sample.hands[q] = hand.tolist()
             start += size
         sample.stock = unknown[start:].tolist()
-        sample.refresh()  # the other seats' hand and unseen rows of the table
+        sample.refresh()  # the other seats' hand bits, and hand and unseen rows of the table
         return sample
 
     def check_invariants(self) -> None:
         game = self.game
         n, size = game.num_players, game.hand_size
-        hands, piles = self.hands, self.piles
+        hands, piles = np.array(self.hands, dtype=np.int64), np.array(self.piles, dtype=np.int64)
+        assert hands.shape == piles.shape == (n, NUM_RANKS), "a hand or pile of the wrong shape"
         assert (hands >= 0).all() and (piles >= 0).all(), "negative hand or pile count"
         assert min(self.pool) >= 0 and min(self.discard) >= 0, "negative pool or discard count"
         # Every card is in exactly one place. Revealed cards that have not acted yet (during
@@ -407,7 +458,7 @@ class PickupState(State):
             f"are not the deck {DECK_COUNTS.tolist()}"
         )
         # What was shown this hand is exactly what is face up or discarded.
-        shown = DECK_COUNTS - self.unshown
+        shown = DECK_COUNTS - np.array(self.unshown)
         assert (shown == face_up).all(), (
             f"cards shown this hand {shown.tolist()} are not the pool, piles, discard and "
             f"waiting reveal {face_up.tolist()}"
@@ -435,8 +486,8 @@ class PickupState(State):
             actions = self.round + (choosing and seat in self.acted)
             assert piles[seat].sum() <= actions, f"seat {seat} pile larger than its actions"
         # Scores are the banked points plus the piles.
-        totals = self.banked + piles @ RANK_VALUES
-        assert (self.totals == totals).all() and (self.scores() == totals).all(), (
+        totals = np.array(self.banked, dtype=np.int64) + piles @ RANK_VALUES
+        assert self.totals == totals.tolist() and (self.scores() == totals).all(), (
             f"scores {self.scores().tolist()} are not banked + piles {totals.tolist()}"
         )
         # The reveal: who has acted, in what order, and the pending choice.
@@ -464,20 +515,25 @@ class PickupState(State):
         # The longer game goes on only while every total is below the target.
         target = game.target
         if target is None:
-            assert not self.banked.any() and self.hand_number == 0, "banked points in one hand"
+            assert not any(self.banked) and self.hand_number == 0, "banked points in one hand"
         elif self.finished:
             assert totals.max() >= target, "the game ended below the target"
         else:
-            assert self.banked.max() < target, "a hand was dealt after the target was reached"
+            assert max(self.banked) < target, "a hand was dealt after the target was reached"
         assert 0 <= self.dealer < n and 0 <= self.last_actor < n, "a seat out of range"
-        # The observation table the rules keep is the one written from scratch.
+        # The bit sets and the observation table the rules keep are the ones recomputed
+        # from scratch.
+        hand_bits = [bits_of(hand) for hand in self.hands]
+        assert self.hand_bits == hand_bits, f"hand bits {self.hand_bits} are not {hand_bits}"
+        pool_bits = bits_of(self.pool)
+        assert self.pool_bits == pool_bits, f"pool bits {self.pool_bits} are not {pool_bits}"
         built = observation.build_table(self)
         stale = np.flatnonzero(self.table != built).tolist()
         assert not stale, f"observation table cells {stale} are stale"
 
     # --- the spectator's view --------------------------------------------------------
     def __str__(self) -> str:
-        def cards(count_row: list[int] | np.ndarray) -> str:
+        def cards(count_row: list[int]) -> str:
             ranks = np.repeat(RANK_INDEX, count_row)[::-1]
             return " ".join(str(r + 1) for r in ranks) or "-"
 
@@ -492,7 +548,7 @@ class PickupState(State):
         ]
         for p in range(n):
             line = (
-                f"player_{p}: score {int(self.totals[p]):>3}  {self.hands[p].sum()} in hand"
+                f"player_{p}: score {self.totals[p]:>3}  {sum(self.hands[p])} in hand"
                 f"  pile [{cards(self.piles[p])}]"
             )
             if self.played[p] != NO_SEAT:
@@ -524,6 +580,8 @@ class PickupGame(Game):
         self.hand_size = size = HAND_SIZE[n]
         self.target = config.target
         self.all_seats = tuple(range(n))
+        #: Per seat, every seat in the order going left from it (itself last): tie order.
+        self.left_of = [tuple((seat + k) % n for k in range(1, n + 1)) for seat in range(n)]
         # Decisions per round: every seat plays a card, and at most min(n, 4) pickup choices
         # follow (a choice needs two ranks in the 5-card pool, and every pickup empties the
         # pool of a rank). Every hand adds at least 1 point to the sum of the totals (the
