@@ -71,7 +71,7 @@ def scripted(grabber=(2, 3), player=RED, apples=1, **options) -> PickAndPackStat
     state.tile_type[:] = STANDARD_TILES
     state.tile_status[:] = UNPLAYED
     state.player, state.phase, state.rushes_this_turn = player, MOVING, 0
-    state.refresh_view()
+    state.refresh()
     return state
 
 
@@ -102,13 +102,14 @@ def use_line(state: PickAndPackState, player: int, line: int) -> None:
 
 def fill(state: PickAndPackState, player: int, stacks) -> None:
     """Set ``player``'s crates, tray by tray (so the apple counts and the observation's view
-    kept with them follow)."""
+    kept with them follow), and redo what the rules keep (``refresh``)."""
     state.crates[player] = [[] for _ in stacks]
     state.crate_apples[player] = [0] * len(stacks)
-    state.refresh_view()
+    state.refresh()
     for crate, stack in enumerate(stacks):
         for apples in stack:
             state._add_tray(player, crate, apples)
+    state.refresh()
 
 
 def random_game(state: PickAndPackState, rng: np.random.Generator) -> tuple[int, int]:
@@ -184,25 +185,32 @@ def test_empty_space_needs_an_unplayed_tile_at_an_end_of_that_line():
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 0] = 0  # empty: red needs a tile at the top or bottom of column 0
     use_line(state, RED, 0)
+    state.refresh()
     assert 0 not in moves(state)
     state.tile_status[RED, SIZE + 0] = UNPLAYED  # the bottom end's tile
+    state.refresh()
     assert 0 in moves(state)
     state.tile_status[RED, SIZE + 0] = FLIPPED  # malfunctioned by blue
+    state.refresh()
     assert 0 not in moves(state)
     state.tile_status[BLUE, :] = UNPLAYED  # blue's tiles are no help to red
+    state.refresh()
     assert 0 not in moves(state)
     # Blue: an empty space of its column needs blue's tile at the left or right of that row.
     state = scripted(grabber=(2, 3), player=BLUE)
     state.apples[4, 3] = 0
     use_line(state, BLUE, 4)
+    state.refresh()
     assert 4 not in moves(state)
     state.tile_status[BLUE, 4] = UNPLAYED  # left end of row 4
+    state.refresh()
     assert 4 in moves(state)
 
 
 def test_no_move_onto_a_face_down_tray_even_with_tiles():
     state = scripted(grabber=(2, 3), player=RED)
     state.face_down[2, 1] = True
+    state.refresh()
     assert 1 not in moves(state)
     assert state.tile_status[RED, 1] == UNPLAYED  # tiles at column 1 do not help
 
@@ -221,11 +229,13 @@ def test_grab_goes_to_the_open_crate_with_fewest_trays_with_a_choice_on_ties():
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 0] = 4
     fill(state, RED, [[1], [], [2], [3]])
-    state.closure[RED, 1] = PREMIUM_CLOSED
+    state.closure[RED][1] = PREMIUM_CLOSED
+    state.refresh()
     act(state, MOVE + 0)
     assert state.phase == PLACE_TRAY and legal(state) == [OWN_CRATE + k for k in (0, 2, 3)]
-    state.closure[RED, 2] = PREMIUM_CLOSED
-    state.closure[RED, 3] = WHOLESALE_CLOSED
+    state.closure[RED][2] = PREMIUM_CLOSED
+    state.closure[RED][3] = WHOLESALE_CLOSED
+    state.refresh()
     assert legal(state) == [OWN_CRATE + 0]
 
 
@@ -242,6 +252,7 @@ def test_choice_of_end_only_when_the_two_tiles_differ():
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 0] = 0
     state.tile_type[RED, [0, SIZE]] = [RUSH, QUALITY]
+    state.refresh()
     act(state, MOVE + 0)
     assert state.phase == CHOOSE_END and legal(state) == [END + 0, END + 1]
     act(state, END + 0)
@@ -250,6 +261,7 @@ def test_choice_of_end_only_when_the_two_tiles_differ():
     # Same type at both ends: activated without asking.
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 2] = 0  # column 2: Rush Order at both ends
+    state.refresh()
     act(state, MOVE + 2)
     assert state.player == BLUE and state.rush_ready[RED] == 1
     assert sorted(state.tile_status[RED, [2, SIZE + 2]].tolist()) == [UNPLAYED, USED]
@@ -262,12 +274,13 @@ def test_premium_closes_a_chosen_own_crate_and_doubles_it():
     act(state, MOVE + 0)
     assert state.phase == PREMIUM_TARGET and legal(state) == [OWN_CRATE + k for k in range(4)]
     act(state, OWN_CRATE + 0)
-    assert state.closure[RED, 0] == PREMIUM_CLOSED and state.closure[BLUE].tolist() == [0] * 4
+    assert state.closure[RED][0] == PREMIUM_CLOSED and state.closure[BLUE] == [OPEN] * 4
     assert state.scores()[RED] == 2 * 9 + 3 + 2 + 1
     # A closed crate is no Premium target.
     state.player, state.phase = RED, MOVING
     state.grabber, state.apples[2, 1] = (2, 3), 0
     state.tile_type[RED, [1, SIZE + 1]] = PREMIUM
+    state.refresh()
     act(state, MOVE + 1)
     assert legal(state) == [OWN_CRATE + k for k in (1, 2, 3)]
 
@@ -276,17 +289,19 @@ def test_wholesale_closes_a_chosen_opponent_crate_and_halves_it_rounded_down():
     state = scripted(grabber=(2, 3), player=BLUE)
     state.apples[1, 3] = 0  # row 1: Wholesale for blue
     fill(state, RED, [[5, 6], [3], [2], [1]])
-    state.closure[RED, 3] = PREMIUM_CLOSED
+    state.closure[RED][3] = PREMIUM_CLOSED
+    state.refresh()
     act(state, MOVE + 1)
     assert state.phase == WHOLESALE_TARGET and legal(state) == [OPP_CRATE + k for k in (0, 1, 2)]
     act(state, OPP_CRATE + 0)
-    assert state.closure[RED, 0] == WHOLESALE_CLOSED
+    assert state.closure[RED][0] == WHOLESALE_CLOSED
     assert state.scores()[RED] == 11 // 2 + 3 + 2 + 2 * 1
 
 
 def test_rush_order_gives_exactly_one_extra_move_per_tile_from_the_next_turn():
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 2] = 0  # column 2: Rush Orders
+    state.refresh()
     move(state, 2)
     # Kept, not usable in the turn it was taken: the turn passes.
     assert state.player == BLUE and state.rush_ready[RED] == 1
@@ -303,11 +318,13 @@ def test_rush_order_gives_exactly_one_extra_move_per_tile_from_the_next_turn():
 def test_rush_orders_chain_and_decline_keeps_them():
     state = scripted(grabber=(2, 3), player=RED)
     state.rush_ready[RED] = 2
+    state.refresh()
     move(state, 0)
     act(state, RUSH_DECLINE)
     assert state.player == BLUE and state.rush_ready[RED] == 2
     state = scripted(grabber=(2, 3), player=RED)
     state.rush_ready[RED] = 2
+    state.refresh()
     move(state, 0)
     act(state, RUSH_USE)
     move(state, 1)
@@ -318,6 +335,7 @@ def test_rush_orders_chain_and_decline_keeps_them():
     # chain_rush_orders=False: one per turn.
     state = scripted(grabber=(2, 3), player=RED, chain_rush_orders=False)
     state.rush_ready[RED] = 2
+    state.refresh()
     move(state, 0)
     act(state, RUSH_USE)
     move(state, 1)
@@ -331,6 +349,7 @@ def test_rush_order_not_offered_without_a_possible_extra_move():
     state.apples[2, 0] = 3
     for line in range(SIZE):
         use_line(state, RED, line)
+    state.refresh()
     move(state, 0)
     assert state.player == BLUE and state.rush_ready[RED] == 1
 
@@ -339,7 +358,7 @@ def test_quality_control_steals_a_top_tray_into_the_fewest_crate():
     state = scripted(grabber=(2, 0), player=RED)
     state.apples[2, 3] = 0  # column 3: Quality Control
     fill(state, BLUE, [[1, 6], [], [4], [2]])
-    state.closure[BLUE, 3] = WHOLESALE_CLOSED
+    state.closure[BLUE][3] = WHOLESALE_CLOSED
     fill(state, RED, [[1], [], [], [1]])
     act(state, MOVE + 3)
     assert state.phase == QUALITY_SOURCE and legal(state) == [OPP_CRATE + 0, OPP_CRATE + 2]
@@ -354,7 +373,7 @@ def test_order_mix_up_swaps_two_top_trays():
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 4] = 0  # column 4: Order Mix-up
     fill(state, BLUE, [[1, 6], [], [4], [5]])
-    state.closure[BLUE, 3] = PREMIUM_CLOSED
+    state.closure[BLUE][3] = PREMIUM_CLOSED
     fill(state, RED, [[2, 1], [3], [], [1]])
     act(state, MOVE + 4)
     assert state.phase == MIXUP_OPPONENT and legal(state) == [OPP_CRATE + 0, OPP_CRATE + 2]
@@ -368,6 +387,7 @@ def test_order_mix_up_swaps_two_top_trays():
 def test_malfunction_flips_a_grid_tray_or_an_opponent_tile():
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 5] = 0  # column 5: Malfunction
+    state.refresh()
     act(state, MOVE + 5)
     assert state.phase == MALFUNCTION_TARGET
     choices = legal(state)
@@ -378,16 +398,19 @@ def test_malfunction_flips_a_grid_tray_or_an_opponent_tile():
     act(state, MOVE + 4)  # blue moves along column 5 to row 4 (a tray)
     state.player, state.phase = BLUE, MOVING
     state.grabber = (0, 1)
+    state.refresh()
     assert 4 not in moves(state)  # the face-down tray (4, 1) is no target
     # Blue's Malfunction on one of red's tiles (blue's frame is transposed: action names
     # a tray by (column, row)).
     state = scripted(grabber=(2, 3), player=BLUE)
     state.apples[5, 3] = 0  # row 5: Malfunction for blue
+    state.refresh()
     act(state, MOVE + 5)
     act(state, TILE + SIZE + 0)  # red's bottom tile of column 0 (a Premium)
     assert state.tile_status[RED, SIZE] == FLIPPED
     state = scripted(grabber=(2, 3), player=BLUE)
     state.apples[5, 3] = 0
+    state.refresh()
     act(state, MOVE + 5)
     act(state, TRAY + 1 * SIZE + 4)  # blue's frame (col 1, row 4) = grid (4, 1)
     assert state.face_down[4, 1]
@@ -397,6 +420,7 @@ def test_an_action_with_no_valid_target_is_spent():
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 0] = 0
     state.tile_type[RED, [0, SIZE]] = QUALITY  # opponent crates are all empty
+    state.refresh()
     before = [list(c) for p in (0, 1) for c in state.crates[p]]
     act(state, MOVE + 0)
     assert state.player == BLUE
@@ -412,6 +436,7 @@ def test_an_action_with_no_valid_target_is_spent():
     state = scripted(grabber=(2, 3), player=RED, targetless_actions="unplayable")
     state.apples[2, 0] = 0
     state.tile_type[RED, [0, SIZE]] = QUALITY
+    state.refresh()
     assert 0 not in moves(state)
     fill(state, BLUE, [[3], [], [], []])
     assert 0 in moves(state)
@@ -421,17 +446,18 @@ def test_an_action_with_no_valid_target_is_spent():
 def test_game_ends_at_once_when_a_player_has_all_four_crates_closed():
     state = scripted(grabber=(2, 3), player=BLUE)
     state.apples[1, 3] = 0  # blue's row 1: Wholesale
-    state.closure[RED, :3] = PREMIUM_CLOSED
+    state.closure[RED][:3] = [PREMIUM_CLOSED] * 3
     state.rush_ready[BLUE] = 1  # no extra move follows the end
     fill(state, RED, [[1], [2], [3], [5]])
     act(state, MOVE + 1)  # red's last open crate is the only target: not asked
-    assert state.closure[RED, 3] == WHOLESALE_CLOSED
+    assert state.closure[RED][3] == WHOLESALE_CLOSED
     assert state.is_terminal() and state.phase == OVER and state.to_act() == ()
     assert state.scores()[RED] == 2 * (1 + 2 + 3) + 5 // 2
     # Closing one's own last crate with a Premium ends it too.
     state = scripted(grabber=(2, 3), player=RED)
     state.apples[2, 0] = 0
-    state.closure[RED, 1:] = WHOLESALE_CLOSED
+    state.closure[RED][1:] = [WHOLESALE_CLOSED] * 3
+    state.refresh()
     act(state, MOVE + 0)
     assert state.is_terminal()
 
@@ -443,6 +469,7 @@ def test_game_ends_when_the_player_to_move_has_no_legal_move():
     state.apples[2, 0] = 2
     for line in range(SIZE):
         use_line(state, BLUE, line)
+    state.refresh()
     move(state, 0)
     assert state.is_terminal() and state.scores()[RED] == 2
     # Face-down trays do not save the player either.
@@ -452,6 +479,7 @@ def test_game_ends_when_the_player_to_move_has_no_legal_move():
     state.face_down[2, 0] = False
     for line in range(SIZE):
         use_line(state, BLUE, line)
+    state.refresh()
     move(state, 0)
     assert state.is_terminal()
 
@@ -464,7 +492,8 @@ def test_crate_scoring(apples, closure, points):
     assert crate_value(apples, closure) == points
     state = scripted()
     fill(state, BLUE, [[apples - 3, 3], [], [], []])
-    state.closure[BLUE, 0] = closure
+    state.closure[BLUE][0] = closure
+    state.refresh()
     assert state.scores().tolist() == [0, points]
 
 
@@ -473,6 +502,7 @@ def test_rulebook_example_blues_score():
     state = scripted()
     fill(state, BLUE, [[6, 4, 3], [5, 2], [4, 4, 3], [2, 1, 1]])
     state.closure[BLUE] = [PREMIUM_CLOSED, PREMIUM_CLOSED, WHOLESALE_CLOSED, OPEN]
+    state.refresh()
     assert state.scores()[BLUE] == 2 * 13 + 2 * 7 + 5 + 4
 
 
@@ -485,6 +515,7 @@ def test_rulebook_example_blue_may_reach_two_trays_and_one_empty_space():
     use_line(state, BLUE, 4)
     state.tile_status[BLUE, 5] = USED
     state.tile_status[BLUE, SIZE + 5] = FLIPPED
+    state.refresh()
     assert moves(state) == [1, 2, 3]
     fill(state, RED, [[4], [], [], []])
     act(state, MOVE + 2)
@@ -500,6 +531,7 @@ def test_rulebook_example_red_grabs_the_5_then_malfunctions_a_wholesale():
     assert state.grabber == (2, 1) and state.apples[2, 1] == 0 and state.crates[RED][1] == [5]
     state.player, state.phase = RED, MOVING
     state.apples[2, 5] = 0  # column 5: Malfunction
+    state.refresh()
     act(state, MOVE + 5)
     act(state, TILE + SIZE + 1)  # blue's right-end Wholesale on row 1
     assert state.tile_status[BLUE, SIZE + 1] == FLIPPED and state.tile_status[RED, 5] == USED
@@ -545,7 +577,7 @@ def test_simultaneous_placement_is_hidden_until_both_are_done():
     _place_steps(state, np.random.default_rng(3), 6)
     other = state.clone()
     other.tile_type[BLUE] = np.roll(other.tile_type[BLUE], 1)  # blue arranged differently
-    other.refresh_view()
+    other.refresh()
     assert not np.array_equal(other.tile_type[BLUE], state.tile_type[BLUE])
     assert np.array_equal(game.observation(state, RED), game.observation(other, RED))
     assert str(state) == str(other)
@@ -603,7 +635,7 @@ def test_opponent_buried_trays_are_hidden_unless_full():
 def test_observation_is_in_the_observers_frame():
     state = scripted(grabber=(2, 3), player=BLUE)
     state.apples[4, 3] = 5  # on blue's column, row 4
-    state.refresh_view()
+    state.refresh()
     game = state.game
     red = game.observation_layout.views(game.observation(state, RED))
     blue = game.observation_layout.views(game.observation(state, BLUE))
@@ -628,6 +660,19 @@ def test_a_single_legal_move_is_made_without_asking():
     move(state, 2)
     assert state.grabber == (2, 5) and state.crates[RED][2] == [4]
     assert state.player == BLUE and state.phase == MOVING
+
+
+@pytest.mark.parametrize("options", [{}, {"placement": "random"}])
+def test_legal_masks_are_fresh_copies(options):
+    """The masks built from what the state keeps (placement masks, legal choices) are new
+    arrays: changing one changes neither the state nor the next mask."""
+    state = make_game(**options).new_initial_state(np.random.default_rng(0))
+    player = state.to_act()[0]
+    mask = state.legal_mask(player)
+    expected = mask.copy()
+    mask[:] = ~mask
+    assert mask.dtype == bool and np.array_equal(state.legal_mask(player), expected)
+    state.check_invariants()
 
 
 def test_action_mask_is_empty_for_the_waiting_player_and_sized():
@@ -684,6 +729,11 @@ def _unplace_a_tile(state: PickAndPackState) -> None:
     state.to_place[RED, kind] += 1
 
 
+def _close_all_blue_crates(state: PickAndPackState) -> None:
+    state.closure[BLUE] = [PREMIUM_CLOSED] * 4
+    state.refresh()  # scores and legal choices follow; the game should have ended
+
+
 def _a_tray_under_the_grabber(state: PickAndPackState) -> None:
     r, c = np.argwhere(state.apples > 0)[0]
     state.grabber = (int(r), int(c))
@@ -721,10 +771,27 @@ BREAKERS = {
     "an empty tile space after placement": (_unplace_a_tile, "placement and phase"),
     "the grabber on a tray": (_a_tray_under_the_grabber, "grabber"),
     "a half-done Order Mix-up": (lambda s: setattr(s, "mixup_crate", 1), "Mix-up"),
-    "four closed crates in play": (
-        lambda s: s.closure.__setitem__(BLUE, PREMIUM_CLOSED),
-        "four closed crates",
+    "four closed crates in play": (_close_all_blue_crates, "four closed crates"),
+    "a score out of step with the crates": (
+        lambda s: s.view.__setitem__(observation.POINTS + BLUE, 99),
+        "scores",
     ),
+    "Rush Orders out of step with the view": (
+        lambda s: s.view.__setitem__(observation.RUSH_ORDERS + 2 * BLUE + 1, 1),
+        "view is out of step with the state in \\['rush_orders'\\]",
+    ),
+    "the grabber out of step with the view": (
+        lambda s: s.view.__setitem__(
+            observation.GRABBER_CELL, 1 - s.view[observation.GRABBER_CELL]
+        ),
+        "view is out of step with the state in \\['grabber'\\]",
+    ),
+    "stale legal choices": (lambda s: setattr(s, "legal_choices", []), "legal choices"),
+    "a stale placement mask": (
+        lambda s: s.placeable.__setitem__((RED, PLACE), True),
+        "placement masks",
+    ),
+    "stale players to act": (lambda s: setattr(s, "choosers", (BLUE,)), "to_act"),
     "too many Rush Orders this turn": (lambda s: setattr(s, "rushes_this_turn", 3), "this turn"),
 }
 
@@ -810,15 +877,16 @@ def test_resample_after_placement_changes_nothing_but_the_future(options):
         assert start.resample(RED, np.random.default_rng(2)).position() == start.position()
 
 
-def test_clone_is_independent_and_plays_on_identically():
-    state = mid_game(seed=5, decisions=25)
+@pytest.mark.parametrize("steps", [5, 25])  # during the secret placement, and after it
+def test_clone_is_independent_and_plays_on_identically(steps):
+    state = mid_game(seed=5, decisions=steps)
     twin = state.clone()
     assert twin.position() == state.position() and twin.game is state.game
     rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
     random_game(twin, rng_a)
     assert twin.position() != state.position()  # playing the copy left the original alone
-    state.check_invariants()  # including the counts kept in step with the crates
-    assert state.position() == mid_game(seed=5, decisions=25).position()
+    state.check_invariants()  # including what the rules keep in step with the position
+    assert state.position() == mid_game(seed=5, decisions=steps).position()
     random_game(state, rng_b)
     assert twin.position() == state.position()
 
@@ -851,8 +919,8 @@ def plain_observation(state: PickAndPackState, player: int) -> np.ndarray:
             v["crate_top"][row, k] = stack[-1] if stack else 0
             if shown:
                 v["crate_stack"][row, k, : len(stack)] = stack
-            if state.closure[seat, k]:
-                v["crate_closure"][row, k, state.closure[seat, k] - 1] = 1
+            if state.closure[seat][k]:
+                v["crate_closure"][row, k, state.closure[seat][k] - 1] = 1
         v["rush_orders"][row] = state.rush_ready[seat], state.rush_new[seat]
         if shown:
             v["scores"][row] = sum(

@@ -25,6 +25,9 @@ from envs.pick_and_pack.observation import (
     CRATE_STACK,
     CRATE_TOP,
     FACE_DOWN,
+    GRABBER_CELL,
+    POINTS,
+    RUSH_ORDERS,
     TILE_STATE,
     TILE_TYPE,
     TILES_PLACED,
@@ -158,7 +161,7 @@ def crate_value(apples: int, closure: int) -> int:
 
 def points(apples: Sequence[int], closures: Sequence[int]) -> int:
     """Points of a seat's crates, from their apples and closures: ``crate_value`` of each,
-    inlined (scores are read often)."""
+    inlined."""
     if not any(closures):  # all open: 1 per apple
         return sum(apples)
     total = 0
@@ -202,7 +205,7 @@ class PickAndPackState(State):
         #: tray that comes or goes, so scoring is cheap) and its closure.
         self.crates: list[list[list[int]]] = [[[] for _ in range(NUM_CRATES)] for _ in range(2)]
         self.crate_apples = [[0] * NUM_CRATES for _ in range(2)]
-        self.closure = np.zeros((2, NUM_CRATES), dtype=np.int8)
+        self.closure = [[OPEN] * NUM_CRATES for _ in range(2)]
         #: Rush Orders usable now, and those taken this turn (usable from the next turn).
         self.rush_ready = [0, 0]
         self.rush_new = [0, 0]
@@ -218,12 +221,20 @@ class PickAndPackState(State):
                 rng.shuffle(types)
                 self.tile_type[p] = types
             self.to_place[:] = 0
-        #: The grid, tiles and crates as the observation shows them (see the observation
-        #: module): every change below writes into it too; ``refresh_view`` rebuilds it.
+        #: Per seat, the mask of its placement actions (``placements()``), kept by
+        #: ``_put_tile``.
+        self.placeable = self.placements()
+        #: The grid, tiles, crates, scores and Rush Orders as the observation shows them
+        #: (see the observation module): every change below writes into it too.
         self.view = observation.fresh_view(self)
         if game.config.placement == "random":
             self._start_turn(self.first_player)
-            self._advance()
+        #: ``to_act()`` and the legal actions of the player to act outside placement
+        #: (``choices()``), worked out once per state by ``_advance``; ``refresh`` redoes
+        #: them and ``view`` after changing the state by hand.
+        self.choosers: tuple[int, ...] = ()
+        self.legal_choices: list[int] = []
+        self._advance()
 
     # --- queries ---------------------------------------------------------------------
     def cell_on_line(self, player: int, line: int) -> tuple[int, int]:
@@ -235,14 +246,14 @@ class PickAndPackState(State):
         return self.grabber[1] if player == RED else self.grabber[0]
 
     def open_crates(self, player: int, with_trays: bool = False) -> list[int]:
-        closure, crates = self.closure[player].tolist(), self.crates[player]
+        closure, crates = self.closure[player], self.crates[player]
         return [
             k for k in range(NUM_CRATES) if closure[k] == OPEN and (crates[k] or not with_trays)
         ]
 
     def fewest_open(self, player: int) -> list[int]:
         """``player``'s open crates holding the fewest trays."""
-        closure, crates = self.closure[player].tolist(), self.crates[player]
+        closure, crates = self.closure[player], self.crates[player]
         fewest: list[int] = []
         least = NUM_CELLS + 1
         for k in range(NUM_CRATES):
@@ -345,22 +356,33 @@ class PickAndPackState(State):
             return [RUSH_USE, RUSH_DECLINE]
         return []
 
-    # --- the State interface -----------------------------------------------------------
-    def to_act(self) -> tuple[int, ...]:
+    def placements(self) -> np.ndarray:
+        """Each seat's mask of placement actions, worked out afresh: an empty space times
+        a type still in hand."""
+        masks = np.zeros((2, NUM_ACTIONS), dtype=bool)
+        for player in (RED, BLUE):
+            free, hand = self.tile_type[player] < 0, self.to_place[player] > 0
+            np.logical_and.outer(free, hand, out=masks[player, PLACE:MOVE].reshape(NUM_SPACES, -1))
+        return masks
+
+    def current_choosers(self) -> tuple[int, ...]:
+        """The players to act, worked out from the phase (``to_act`` reads it kept)."""
         if self.phase == OVER:
             return ()
         if self.phase == PLACING and self.game.simultaneous:
             return (RED, BLUE)
         return (self.player,)
 
+    # --- the State interface -----------------------------------------------------------
+    def to_act(self) -> tuple[int, ...]:
+        return self.choosers
+
     def legal_mask(self, player: int) -> np.ndarray:
+        if self.phase == PLACING and player in self.choosers:
+            return self.placeable[player].copy()
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        if self.phase == PLACING:
-            if player in self.to_act():  # an empty space times a type still in hand
-                free, hand = self.tile_type[player] < 0, self.to_place[player] > 0
-                np.logical_and.outer(free, hand, out=mask[PLACE:MOVE].reshape(NUM_SPACES, -1))
-        elif player == self.player and self.phase != OVER:
-            for action in self.choices():  # a few: cheaper one by one than as an index array
+        if self.phase != PLACING and player == self.player:  # none at the end
+            for action in self.legal_choices:  # a few: cheaper one by one than as an index
                 mask[action] = True
         return mask
 
@@ -378,19 +400,19 @@ class PickAndPackState(State):
         self._advance()
 
     def scores(self) -> np.ndarray:
-        red, blue = self.closure.tolist()
-        scores = np.empty(2, dtype=np.float64)
-        scores[RED] = points(self.crate_apples[RED], red)
-        scores[BLUE] = points(self.crate_apples[BLUE], blue)
-        return scores
+        return self.view[POINTS : POINTS + 2].astype(np.float64)  # kept with the crates
 
     def score(self, player: int) -> int:
         """``player``'s points."""
-        return points(self.crate_apples[player], self.closure[player].tolist())
+        return int(self.view[POINTS + player])
 
-    def refresh_view(self) -> None:
-        """Rebuild ``view`` after changing the state by hand (the rules keep it up to date)."""
+    def refresh(self) -> None:
+        """Redo what the rules keep up to date (``view``, ``placeable``, ``choosers``,
+        ``legal_choices``) after changing the state by hand."""
         self.view = observation.fresh_view(self)
+        self.placeable = self.placements()
+        self.choosers = self.current_choosers()
+        self.legal_choices = self.choices()
 
     def clone(self) -> PickAndPackState:
         return self._copy(copy.deepcopy(self.rng))
@@ -399,11 +421,21 @@ class PickAndPackState(State):
         """A deep copy with ``rng`` that shares the (immutable) game: cheaper than deepcopy."""
         other = copy.copy(self)
         other.rng = rng
-        arrays = ("apples", "face_down", "tile_type", "tile_status", "to_place", "closure", "view")
+        arrays = (
+            "apples",
+            "face_down",
+            "tile_type",
+            "tile_status",
+            "to_place",
+            "placeable",
+            "view",
+        )
         for name in arrays:
             setattr(other, name, getattr(self, name).copy())
         other.crates = [[list(stack) for stack in seat] for seat in self.crates]
         other.crate_apples = [list(seat) for seat in self.crate_apples]
+        other.closure = [list(seat) for seat in self.closure]
+        other.legal_choices = list(self.legal_choices)
         other.rush_ready, other.rush_new = list(self.rush_ready), list(self.rush_new)
         return other
 
@@ -423,7 +455,7 @@ class PickAndPackState(State):
             sample.tile_type[opponent, spaces] = tiles[:placed]
             sample.to_place[opponent] = np.bincount(tiles[placed:], minlength=NUM_TYPES)
             sample.first_player = sample.player = int(rng.integers(2))
-            sample.refresh_view()
+            sample.refresh()
         return sample
 
     def position(self) -> tuple:
@@ -436,7 +468,7 @@ class PickAndPackState(State):
             self.tile_status.tolist(),
             self.to_place.tolist(),
             self.crates,
-            self.closure.tolist(),
+            [list(seat) for seat in self.closure],
             self.rush_ready,
             self.rush_new,
             self.rushes_this_turn,
@@ -503,8 +535,12 @@ class PickAndPackState(State):
         assert self.apples[cell] == (6 if untouched else 0), f"grabber on {cell}"
         assert (self.mixup_crate >= 0) == (phase == MIXUP_OWN), "Order Mix-up half done"
         # The game goes on only while every player has an open crate.
-        all_closed = bool((self.closure != OPEN).all(axis=1).any())
+        all_closed = any(OPEN not in seat for seat in self.closure)
         assert phase == OVER or not all_closed, "a player has four closed crates, yet play goes on"
+        # What ``_advance`` kept for this state is what the rules work out afresh.
+        assert self.choosers == self.current_choosers(), f"to_act() is {self.choosers}"
+        assert self.legal_choices == self.choices(), f"kept legal choices {self.legal_choices}"
+        assert np.array_equal(self.placeable, self.placements()), "kept placement masks"
         # The observation's view, kept up to date move by move, is the one computed afresh.
         fresh = observation.fresh_view(self)
         stale = [
@@ -540,6 +576,10 @@ class PickAndPackState(State):
         view[TILE_TYPE + tile * NUM_TYPES + kind] = 1
         view[TILE_STATE + tile * NUM_STATUSES + UNPLAYED] = 1
         view[TILES_PLACED + player] += 1
+        placeable = self.placeable[player]
+        placeable[PLACE + space * NUM_TYPES : PLACE + (space + 1) * NUM_TYPES] = False  # taken
+        if not self.to_place[player, kind]:  # the last tile of its type
+            placeable[PLACE + kind : MOVE : NUM_TYPES] = False
 
     def _play_tile(self, player: int, space: int, status: int) -> None:
         """An unplayed tile is used (``USED``) or malfunctioned (``FLIPPED``)."""
@@ -549,8 +589,18 @@ class PickAndPackState(State):
         self.view[at + status] = 1
 
     def _close(self, player: int, crate: int, closure: int) -> None:
-        self.closure[player, crate] = closure
+        self.closure[player][crate] = closure
         self.view[CRATE_CLOSURE + (player * NUM_CRATES + crate) * 2 + closure - 1] = 1
+        self._rescore(player)
+
+    def _rescore(self, player: int) -> None:
+        """Write ``player``'s points into ``view`` after a change of their crates."""
+        self.view[POINTS + player] = points(self.crate_apples[player], self.closure[player])
+
+    def _set_rush_orders(self, player: int, ready: int, new: int) -> None:
+        self.rush_ready[player], self.rush_new[player] = ready, new
+        self.view[RUSH_ORDERS + 2 * player] = ready
+        self.view[RUSH_ORDERS + 2 * player + 1] = new
 
     def _start_turn(self, player: int) -> None:
         self.player = player
@@ -558,17 +608,21 @@ class PickAndPackState(State):
         self.phase = MOVING
 
     def _advance(self) -> None:
-        """Resolve every decision with a single legal choice, until a real choice or the end."""
+        """Resolve every decision with a single legal choice, until a real choice or the end;
+        keep that state's ``choosers`` and ``legal_choices``."""
+        self.legal_choices = []
         while self.phase not in (OVER, PLACING):
             choices = self.choices()
             if len(choices) > 1:
-                return
+                self.legal_choices = choices
+                break
             if choices:
                 self._resolve(choices[0])
             elif self.phase == MOVING:
                 self.phase = OVER  # the player to move has no legal move
             else:
                 self._finish_action()  # an action with no valid target is spent
+        self.choosers = self.current_choosers()
 
     def _add_tray(self, player: int, crate: int, apples: int) -> None:
         stack = self.crates[player][crate]
@@ -578,6 +632,7 @@ class PickAndPackState(State):
         view[CRATE_COUNT + at] = len(stack)
         view[CRATE_TOP + at] = apples
         self.crate_apples[player][crate] += apples
+        self._rescore(player)
 
     def _take_top(self, player: int, crate: int) -> int:
         stack = self.crates[player][crate]
@@ -587,6 +642,7 @@ class PickAndPackState(State):
         view[CRATE_COUNT + at] = len(stack)
         view[CRATE_TOP + at] = stack[-1] if stack else 0
         self.crate_apples[player][crate] -= apples
+        self._rescore(player)
         return apples
 
     def _resolve(self, action: int) -> None:
@@ -627,14 +683,17 @@ class PickAndPackState(State):
             self._finish_action()
         elif phase == RUSH_CHOICE:
             if action == RUSH_USE:
-                self.rush_ready[player] -= 1
+                self._set_rush_orders(player, self.rush_ready[player] - 1, self.rush_new[player])
                 self.rushes_this_turn += 1
                 self.phase = MOVING
             else:
                 self._end_turn()
 
     def _move(self, player: int, line: int) -> None:
+        row, col = self.grabber
+        self.view[GRABBER_CELL + row * SIZE + col] = 0
         row, col = self.grabber = self.cell_on_line(player, line)
+        self.view[GRABBER_CELL + row * SIZE + col] = 1
         apples = self.apples.item(row, col)
         if apples:
             self.holding = apples
@@ -648,7 +707,7 @@ class PickAndPackState(State):
         kind = self.tile_type.item(player, space)
         self._play_tile(player, space, USED)
         if kind == RUSH:
-            self.rush_new[player] += 1
+            self._set_rush_orders(player, self.rush_ready[player], self.rush_new[player] + 1)
             self._finish_action()
         elif kind == MIXUP and not self.has_effect(player, MIXUP):
             self._finish_action()  # no pair of top trays to swap: spent
@@ -657,7 +716,7 @@ class PickAndPackState(State):
 
     def _finish_action(self) -> None:
         """A move and its action are done: the game may end, else an extra move may follow."""
-        closure = self.closure.tolist()
+        closure = self.closure
         if OPEN not in closure[0] or OPEN not in closure[1]:
             self.phase = OVER  # a player has all four crates closed
             return
@@ -672,8 +731,8 @@ class PickAndPackState(State):
 
     def _end_turn(self) -> None:
         player = self.player
-        self.rush_ready[player] += self.rush_new[player]
-        self.rush_new[player] = 0
+        if self.rush_new[player]:  # taken this turn: usable from the next
+            self._set_rush_orders(player, self.rush_ready[player] + self.rush_new[player], 0)
         self._start_turn(1 - player)
 
     # --- the spectator's view ---------------------------------------------------------
@@ -692,7 +751,7 @@ class PickAndPackState(State):
 
     def _crate_text(self, player: int, k: int, full: bool) -> str:
         stack = self.crates[player][k]
-        closure = ("", " Premium", " Wholesale")[self.closure[player, k]]
+        closure = ("", " Premium", " Wholesale")[self.closure[player][k]]
         if full:
             contents = " ".join(map(str, stack)) or "empty"
             return f"[{contents}{closure}]"
