@@ -65,11 +65,17 @@ def scripted(
     return state
 
 
+def set_pool(state: ForslagState, pool: list[str]) -> None:
+    """Replace the pool by hand (then ``rebuild``: the legal moves follow the pool)."""
+    state.pool[:] = type_counts([card(c) for c in pool])
+    state.rebuild()
+
+
 def run_round(
     state: ForslagState, pool: list[str], drafts: dict[int, str], plays: dict[int, str]
 ) -> None:
     """Replace the pool, then play one round with the given drafts and board cards."""
-    state.pool[:] = type_counts([card(c) for c in pool])
+    set_pool(state, pool)
     r = state.round
     while state.round == r and not state.is_terminal():
         choosers = state.to_act()
@@ -209,9 +215,7 @@ def test_drafting_moves_a_pool_card_into_hand_publicly():
     state = scripted(
         3, "red circle", [["red star", "blue star"], ["green star"] * 2, ["red heart"] * 2]
     )
-    state.pool[:] = type_counts(
-        [card(c) for c in ("yellow square", "purple heart", "blue circle", "red square")]
-    )
+    set_pool(state, ["yellow square", "purple heart", "blue circle", "red square"])
     state.apply({0: DRAFT + card("purple heart")})
     assert state.pool[card("purple heart")] == 0 and state.pool.sum() == 3
     assert state.hands[0, card("purple heart")] == 1 and state.hands[0].sum() == 3
@@ -313,9 +317,7 @@ def test_forced_draft_is_made_and_empty_pool_skipped():
     state = scripted(
         3, "red circle", [["red star", "blue star"], ["green star"] * 2, ["red heart"] * 2]
     )
-    state.pool[:] = type_counts(
-        [card(c) for c in ("yellow square", "purple heart", "purple heart")]
-    )
+    set_pool(state, ["yellow square", "purple heart", "purple heart"])
     state.apply({0: DRAFT + card("yellow square")})
     state.apply({0: PLAY + card("red star")})
     # Seat 1 drafts from a pool of one type: done for them; seat 1 plays next.
@@ -325,6 +327,7 @@ def test_forced_draft_is_made_and_empty_pool_skipped():
     assert state.hands[2, card("purple heart")] == 1 and state.pool.sum() == 0
     # A play from two identical cards is still asked (it would reveal the hidden pair).
     state.hands[2] = type_counts([card("red heart")] * 2)
+    state.rebuild()
     assert state.to_act() == (2,) and state.legal_actions(2) == [PLAY + card("red heart")]
 
 
@@ -407,7 +410,7 @@ def test_round_one_game_card_is_also_the_round_card():
     state = scripted(
         3, "red circle", [["red circle", "blue star"], ["green star"] * 2, ["green heart"] * 2]
     )
-    state.pool[:] = type_counts([card(c) for c in ("yellow square", "purple heart", "blue heart")])
+    set_pool(state, ["yellow square", "purple heart", "blue heart"])
     state.apply({0: DRAFT + card("yellow square")})
     state.apply({0: PLAY + card("red circle")})
     assert state.scores()[0] == 2 + 4 + 3
@@ -446,9 +449,7 @@ def test_neighbour_points_arrive_whenever_the_neighbour_plays():
         "red circle",
         [["green heart", "blue star"], ["yellow star", "blue star"], ["purple heart"] * 2],
     )
-    state.pool[:] = type_counts(
-        [card(c) for c in ("yellow square", "purple square", "blue circle", "red square")]
-    )
+    set_pool(state, ["yellow square", "purple square", "blue circle", "red square"])
     state.apply({0: DRAFT + card("yellow square")})
     state.apply({0: PLAY + card("blue star")})
     before = state.scores()[1]
@@ -754,6 +755,26 @@ def overstate_a_largest_set(s: ForslagState) -> None:
     s.largest[0] += 1
 
 
+def forget_a_legal_draft(s: ForslagState) -> None:
+    s.masks[-1, DRAFT + first_of(s.pool)] = False
+
+
+def allow_playing_a_card_not_in_hand(s: ForslagState) -> None:
+    s.masks[0, PLAY + first_of(s.hands[0] == 0)] = True
+
+
+def mark_a_draft_in_a_hand_row(s: ForslagState) -> None:
+    s.masks[0, DRAFT + first_of(s.pool)] = True  # hand rows mark play actions only
+
+
+def miscount_the_pool(s: ForslagState) -> None:
+    s.pool_size += 1
+
+
+def miscount_the_pool_types(s: ForslagState) -> None:
+    s.pool_kinds -= 1
+
+
 def negative_pool(s: ForslagState) -> None:
     s.pool[first_of(s.pool == 0)] = -1
 
@@ -783,6 +804,11 @@ def turn_out_of_range(s: ForslagState) -> None:
         (cache_the_wrong_chooser, "running choosers"),
         (miscount_an_attribute, "running attribute_counts"),
         (overstate_a_largest_set, "running largest"),
+        (forget_a_legal_draft, "running masks"),
+        (allow_playing_a_card_not_in_hand, "running masks"),
+        (mark_a_draft_in_a_hand_row, "running masks"),
+        (miscount_the_pool, "running pool_size"),
+        (miscount_the_pool_types, "running pool_kinds"),
         (negative_pool, "negative count in pool"),
         (turn_out_of_range, "turn"),
     ],
@@ -794,6 +820,44 @@ def test_check_invariants_catches_each_broken_invariant(breaker, message):
     with pytest.raises(AssertionError, match=message):
         broken.check_invariants()
     state.check_invariants()  # the clone was broken, not the original
+
+
+def test_check_invariants_catches_a_wrong_status_table():
+    # The status one-hots and choosers come from a table made once per game: check_invariants
+    # recomputes them, so a wrong entry (here: round 1's first two turns swapped) shows.
+    game = make_game(4)
+    positions = [
+        [[list(turns) for turns in starts] for starts in rounds] for rounds in game.positions
+    ]
+    for turns in positions[ForslagState.DRAFTING][0]:
+        turns[0], turns[1] = turns[1], turns[0]
+    game.positions = positions
+    state = game.new_initial_state(np.random.default_rng(0))
+    assert state.phase == state.DRAFTING and state.turn == 0
+    with pytest.raises(AssertionError, match="running to_act"):
+        state.check_invariants()
+
+
+def test_legal_masks_are_fresh_copies():
+    for mode in MODES:
+        state = mid_game(4, mode)
+        for player in range(4):
+            mask = state.legal_mask(player)
+            expected = mask.copy()
+            mask[:] = ~mask  # the caller may keep and change it
+            assert np.array_equal(state.legal_mask(player), expected)
+            assert state.legal_mask(player) is not state.legal_mask(player)
+        state.check_invariants()
+
+
+def test_new_games_share_no_array():
+    game = make_game(4)
+    a, b = (game.new_initial_state(np.random.default_rng(seed)) for seed in (0, 1))
+    for name, value in vars(a).items():
+        if isinstance(value, np.ndarray):
+            assert not np.shares_memory(value, getattr(b, name)), name
+            game_arrays = [v for v in vars(game).values() if isinstance(v, np.ndarray)]
+            assert not any(np.shares_memory(value, v) for v in game_arrays), name
 
 
 def test_hand_size_invariant_counts_drafts_and_plays():
@@ -955,7 +1019,7 @@ def test_heuristic_reads_the_match_board_and_the_right_hand_neighbour(pool_has_r
     pool = ["purple square", "yellow triangle", "blue heart"] + (
         ["red square"] if pool_has_red else ["green square"]
     )
-    state.pool[:] = type_counts([card(c) for c in pool])
+    set_pool(state, pool)
     state.apply({0: DRAFT + card("purple square")})
     state.apply({0: PLAY + card("blue star")})
     agent = ForslagHeuristic(state.game)

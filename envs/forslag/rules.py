@@ -3,14 +3,18 @@
 Speed: the game is stepped millions of times, so the state keeps its card counts and
 everything an observation shows (unseen counts, one-hots, status, running scores) in one
 float32 buffer by absolute seat, up to date as the game goes: an observation is one gather
-from it (``ForslagGame.observation``). Per-card lookups use tuples of Python ints.
-``check_invariants`` checks the running values against a recomputation from scratch.
+from it (``ForslagGame.observation``). Per-card lookups use tuples of Python ints. The legal
+moves are kept up to date too (``masks``, copied by ``legal_mask``), with the pool's size and
+number of card types; the status one-hots and choosers of every position are made once per
+game (``ForslagGame.positions``). ``check_invariants`` checks the running values against a
+recomputation from scratch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -46,6 +50,10 @@ MATCH[:NUM_TYPES, :NUM_TYPES] = (COLOUR_OF[:, None] == COLOUR_OF[None, :]).astyp
 )
 #: The same tables as Python ints, for the per-step bookkeeping.
 MATCH_ROWS: tuple[tuple[int, ...], ...] = tuple(map(tuple, MATCH.tolist()))
+#: The full deck, sorted (the game shuffles a copy).
+FULL_DECK = np.repeat(np.arange(NUM_TYPES), COPIES)
+#: The row of ``ForslagState.masks`` for drafting (the others are the seats' hands).
+POOL_ROW = -1
 #: The two attribute indices (colour, then 5 + shape) of each card type.
 ATTRIBUTES_OF: tuple[tuple[int, int], ...] = tuple(
     (t // len(SHAPES), len(COLOURS) + t % len(SHAPES)) for t in range(NUM_TYPES)
@@ -125,70 +133,81 @@ class ForslagState(State):
         #: buffer (``observation.state_layout``); the fields below are named views into it.
         self.buffer = game.state_layout.zeros()
         self._bind_views()
-        deck = np.repeat(np.arange(NUM_TYPES), COPIES)
+        deck = FULL_DECK.copy()
         rng.shuffle(deck)
         #: The face-down deck; cards are drawn from the end.
         self.deck: list[int] = deck.tolist()
         for _ in range(HAND_SIZE):
             for p in range(n):
                 self.hands[p, self.deck.pop()] += 1
+        #: Legal moves: row ``p`` marks seat ``p``'s hand (the play actions), row ``POOL_ROW``
+        #: the pool (the draft actions).
+        self.masks = np.zeros((n + 1, NUM_ACTIONS), dtype=bool)
+        self.masks[:n, PLAY:] = self.hands
         self.unrevealed[:] = COPIES
         self.game_card: int = self.deck.pop()
         self.unrevealed[self.game_card] -= 1
         #: Round Card of each round (-1: none); round 1's is the Game Card.
-        self.round_cards = np.full(n, -1, dtype=np.int64)
+        self.round_cards = game.no_round_cards.copy()
         self.round_cards[0] = self.game_card
         self.round_card_features[0] = observation.ATTRIBUTE_ROWS[self.game_card]
         #: Board card of each seat at each position (-1: not played yet).
-        self.boards = np.full((n, n), -1, dtype=np.int64)
+        self.boards = game.empty_boards.copy()
         self.round = 0
         self.start_player = int(rng.integers(n))
         #: Position in this round's seat order (from the start player) of the seat to draft.
         self.turn = 0
         self.phase = self.DRAFTING
         # Nothing is on the boards yet (``rebuild`` would find the same, more slowly).
-        self.unseen[:] = self.unrevealed - self.hands
+        np.subtract(self.unrevealed, self.hands, out=self.unseen)
         self.match_points: list[int] = [0] * n
         self.attribute_counts: list[list[int]] = [[0] * NUM_ATTRIBUTES for _ in range(n)]
         self.largest: list[int] = [0] * n
+        #: The pool's number of cards and of card types (``_refill_pool`` sets them).
+        self.pool_size = self.pool_kinds = 0
         self._refill_pool()
         self._settle()
         self._mark_status()
 
+    #: The named views of ``buffer`` (``_bind_views``), not pickled (they would come back as
+    #: separate arrays), and the layout field each shows. The card counts (``hands``,
+    #: ``known``, ``pool``, ``unrevealed``) are rules fields; the rest is kept up to date
+    #: from them as play goes.
+    VIEWS: ClassVar[dict[str, str]] = {
+        # Cards in each hand, and the drafted ones still there (public: everyone saw them).
+        "hands": "hands",
+        "known": "known",
+        "pool": "pool",
+        # Copies of each type whose identity is not public (deck and dealt hand cards).
+        "unrevealed": "unrevealed",
+        # Per seat: the copies of each type it has not seen (``unrevealed - hands + known``).
+        "unseen": "unseen",
+        # One-hots (colour, shape) of the Round Cards and of the board cards.
+        "round_card_features": "round_cards",
+        "board_features": "boards",
+        # ``round``, ``start_player``, ``to_act`` (each ``n`` wide) and ``phase`` (2), one-hot.
+        "status": "status",
+        # ``scores()``, kept up to date as cards are played.
+        "totals": "scores",
+    }
+    hands: np.ndarray
+    known: np.ndarray
+    pool: np.ndarray
+    unrevealed: np.ndarray
+    unseen: np.ndarray
+    round_card_features: np.ndarray
+    board_features: np.ndarray
+    status: np.ndarray
+    totals: np.ndarray
+
     def _bind_views(self) -> None:
-        """Name the parts of ``buffer``. The card counts (``hands``, ``known``, ``pool``,
-        ``unrevealed``) are rules fields; the rest is kept up to date from them as play goes."""
-        views = self.game.state_layout.views(self.buffer)
-        #: Cards in each hand, and the drafted ones still there (public: everyone saw them).
-        self.hands = views["hands"]
-        self.known = views["known"]
-        self.pool = views["pool"]
-        #: Copies of each type whose identity is not public (deck and dealt hand cards).
-        self.unrevealed = views["unrevealed"]
-        #: Per seat: the copies of each type it has not seen (``unrevealed - hands + known``).
-        self.unseen = views["unseen"]
-        #: One-hots (colour, shape) of the Round Cards and of the board cards.
-        self.round_card_features = views["round_cards"]
-        self.board_features = views["boards"]
-        #: ``round``, ``start_player``, ``to_act`` (each ``n`` wide) and ``phase`` (2), one-hot.
-        self.status = self.buffer[self.game.status_span]
-        #: ``scores()``, kept up to date as cards are played.
-        self.totals = views["scores"]
+        """Name the parts of ``buffer`` (``VIEWS``), from spans the game made once."""
+        buffer = self.buffer
+        for name, span, shape in self.game.view_spans:
+            setattr(self, name, buffer[span] if shape is None else buffer[span].reshape(shape))
 
     #: The numpy fields, which copies must not share (the views are remade on the copy).
-    ARRAYS = ("buffer", "round_cards", "boards")
-    #: The views ``_bind_views`` makes: not pickled (they would come back as separate arrays).
-    VIEWS = (
-        "hands",
-        "known",
-        "pool",
-        "unrevealed",
-        "unseen",
-        "round_card_features",
-        "board_features",
-        "status",
-        "totals",
-    )
+    ARRAYS = ("buffer", "round_cards", "boards", "masks")
 
     def __getstate__(self) -> dict[str, object]:
         state = self.__dict__.copy()
@@ -223,7 +242,7 @@ class ForslagState(State):
 
     def rebuild(self) -> None:
         """Recompute, from scratch, everything kept up to date from the rules fields: the
-        unseen counts, one-hots, status, score parts and choosers. ``check_invariants`` compares the
+        unseen counts, one-hots, status, score parts, choosers, legal moves and pool counts. ``check_invariants`` compares the
         running values with it; code that sets rules fields by hand calls it afterwards."""
         self.unseen[:] = self.unrevealed - self.hands + self.known
         self.round_card_features[:] = observation.ATTRIBUTE_ROWS[self.round_cards]
@@ -238,27 +257,29 @@ class ForslagState(State):
             int(score) - LARGEST_SET_POINTS * largest
             for score, largest in zip(scores, self.largest, strict=True)
         ]
-        self._mark_status()
+        n = self.game.num_players
+        self.masks.fill(False)
+        self.masks[:n, PLAY:] = self.hands
+        self.masks[POOL_ROW, :PLAY] = self.pool
+        self.pool_size = int(self.pool.sum())
+        self.pool_kinds = int(np.count_nonzero(self.pool))
+        if self.round >= self.game.num_rounds:
+            self._mark_status()
+        else:  # made afresh, not looked up in the game's table (which it checks)
+            self.choosers, self.status[:] = self.game.position(
+                self.phase, self.round, self.start_player, self.turn
+            )
 
     def _mark_status(self) -> None:
-        """Find the choosers (``to_act()``) and mark them, the round, the start player and
-        the phase in ``status``; all zeros at the end."""
+        """Find the choosers (``to_act()``) and write the status one-hots (round, start
+        player, choosers, phase; all zeros at the end), both looked up in the game's table."""
         game = self.game
-        status = self.status
-        status.fill(0.0)
         if self.round >= game.num_rounds:
             self.choosers: tuple[int, ...] = ()
+            self.status[:] = 0.0
             return
-        n = game.num_players
-        if self.phase == self.PLAYING and game.simultaneous:
-            self.choosers = game.all_seats
-        else:
-            self.choosers = game.single_seats[(self.start_player + self.turn) % n]
-        status[self.round] = 1.0
-        status[n + self.start_player] = 1.0
-        for seat in self.choosers:
-            status[2 * n + seat] = 1.0
-        status[3 * n + self.phase] = 1.0
+        self.choosers, status = game.positions[self.phase][self.round][self.start_player][self.turn]
+        self.status[:] = status
 
     # --- queries ---------------------------------------------------------------------
     @property
@@ -269,15 +290,9 @@ class ForslagState(State):
         return self.choosers
 
     def legal_mask(self, player: int) -> np.ndarray:
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
         if player not in self.choosers:
-            return mask
-        # Counts are never negative: casting them to bool is "> 0".
-        if self.phase == self.DRAFTING:
-            mask[DRAFT:PLAY] = self.pool
-        else:
-            mask[PLAY:] = self.hands[player]
-        return mask
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        return self.masks[POOL_ROW if self.phase == self.DRAFTING else player].copy()
 
     def scores(self) -> np.ndarray:
         """The score as it stands: every board scored as if the game ended now."""
@@ -302,27 +317,36 @@ class ForslagState(State):
         # The hand and its known part both grow: no seat's unseen count changes.
         at, buffer = self.game.offsets, self.buffer
         i = at["pool"] + card
-        buffer[i] = buffer.item(i) - 1
+        left = buffer.item(i) - 1
+        buffer[i] = left
+        self.pool_size -= 1
+        if not left:
+            self.pool_kinds -= 1
+            self.masks[POOL_ROW, DRAFT + card] = False
         i = at["hands"][player] + card
         buffer[i] = buffer.item(i) + 1
+        self.masks[player, PLAY + card] = True
         i = at["known"][player] + card
         buffer[i] = buffer.item(i) + 1
 
     def _play(self, player: int, card: int) -> None:
         game = self.game
         at, buffer = game.offsets, self.buffer
-        n = game.num_players
         r = self.round
         i = at["hands"][player] + card
-        buffer[i] = buffer.item(i) - 1
+        held = buffer.item(i) - 1
+        buffer[i] = held
+        if not held:
+            self.masks[player, PLAY + card] = False
         i = at["known"][player] + card
-        if buffer.item(i) > 0:
-            buffer[i] = buffer.item(i) - 1
+        drafted = buffer.item(i)
+        if drafted:
+            buffer[i] = drafted - 1
         else:  # a dealt card: now public, and seen by the other seats
             i = at["unrevealed"] + card
             buffer[i] = buffer.item(i) - 1
-            for seat in game.other_seats[player]:
-                i = at["unseen"][seat] + card
+            for i in game.others_unseen[player]:
+                i += card
                 buffer[i] = buffer.item(i) - 1
         boards = self.boards
         boards[player, r] = card
@@ -332,25 +356,26 @@ class ForslagState(State):
         buffer[i + shape] = 1.0
         # Match lines: this card against the Game Card, the round's Round Card and the
         # right-hand neighbour (seat - 1); it is also the left-hand neighbour's (seat + 1)
-        # right-hand card, so that seat scores too if it has played at this position.
+        # right-hand card, so that seat scores too if it has played a match at this position.
         match = MATCH_ROWS[card]
-        left = (player + 1) % n
-        match_points = self.match_points
+        right, left = game.neighbours[player]
+        match_points, largest = self.match_points, self.largest
         match_points[player] += (
             GAME_CARD_POINTS * match[self.game_card]
             + ROUND_CARD_POINTS * match[self.round_cards.item(r)]
-            + NEIGHBOUR_POINTS * match[boards.item((player - 1) % n, r)]
+            + NEIGHBOUR_POINTS * match[boards.item(right, r)]
         )
-        match_points[left] += NEIGHBOUR_POINTS * match[boards.item(left, r)]
         # Attribute counts only grow, so the largest set is a running maximum.
         attributes = self.attribute_counts[player]
         attributes[colour] += 1
         attributes[shape] += 1
-        largest = self.largest
         largest[player] = max(largest[player], attributes[colour], attributes[shape])
         i = at["scores"]
         buffer[i + player] = match_points[player] + LARGEST_SET_POINTS * largest[player]
-        buffer[i + left] = match_points[left] + LARGEST_SET_POINTS * largest[left]
+        points = NEIGHBOUR_POINTS * match[boards.item(left, r)]
+        if points:  # else the left-hand neighbour's score stands
+            match_points[left] += points
+            buffer[i + left] = match_points[left] + LARGEST_SET_POINTS * largest[left]
 
     def _after_draft(self) -> None:
         if self.game.simultaneous:
@@ -375,30 +400,37 @@ class ForslagState(State):
             return
         # The one leftover pool card (none if the short deck ran the pool dry) is the next
         # round's Round Card; then refill and pass the start player to the left.
-        if self.pool.sum() == 1:
+        if self.pool_size == 1:
             leftover = int(self.pool.argmax())
             self.round_cards[self.round] = leftover
             self.round_card_features[self.round] = observation.ATTRIBUTE_ROWS[leftover]
-        self.pool[:] = 0
         self._refill_pool()
         self.start_player = (self.start_player + 1) % self.game.num_players
         self.turn = 0
         self.phase = self.DRAFTING
 
     def _refill_pool(self) -> None:
-        """Deal players + 1 cards to the (empty) pool, or what is left of the deck."""
-        drawn = [self.deck.pop() for _ in range(min(self.game.num_players + 1, len(self.deck)))]
-        if drawn:
-            cards = np.bincount(drawn, minlength=NUM_TYPES)
-            self.pool[:] = cards
-            self.unrevealed -= cards
-            self.unseen -= cards  # every seat sees them
+        """Empty the pool, then deal it players + 1 cards from the deck (or what is left)."""
+        pool, deck = self.pool, self.deck
+        if self.pool_size:
+            pool[:] = 0.0
+        size = self.pool_size = min(self.game.num_players + 1, len(deck))
+        drawn = deck[len(deck) - size :]
+        del deck[len(deck) - size :]
+        for card in drawn:
+            pool[card] += 1.0
+        self.pool_kinds = len(set(drawn))
+        self.masks[POOL_ROW, :PLAY] = pool
+        if size:
+            # The pool holds just the drawn cards: take them off every unseen count at once.
+            self.unrevealed -= pool
+            self.unseen -= pool  # every seat sees them
 
     def _settle(self) -> None:
         """Resolve drafts that are no choice: an empty pool (the seat only plays) or a pool of
         a single card type. Plays are always asked: a forced play means a hidden pair in hand."""
         while self.phase == self.DRAFTING and self.round < self.game.num_rounds:
-            kinds = np.count_nonzero(self.pool)
+            kinds = self.pool_kinds
             if kinds > 1:
                 return
             if kinds == 1:
@@ -515,7 +547,12 @@ class ForslagState(State):
             assert np.array_equal(running[name], expected), (
                 f"running {name} {running[name].tolist()} but recomputed {expected.tolist()}"
             )
-        for name in ("match_points", "attribute_counts", "largest", "choosers"):
+        assert np.array_equal(self.masks, fresh.masks), (
+            f"running masks {np.flatnonzero(self.masks).tolist()} but recomputed "
+            f"{np.flatnonzero(fresh.masks).tolist()}"
+        )
+        names = ("match_points", "attribute_counts", "largest", "pool_size", "pool_kinds")
+        for name in (*names, "choosers"):
             assert getattr(self, name) == getattr(fresh, name), (
                 f"running {name} {getattr(self, name)} but recomputed {getattr(fresh, name)}"
             )
@@ -563,7 +600,9 @@ class ForslagGame(Game):
         self.simultaneous = config.board_play == "simultaneous"
         self.all_seats = tuple(range(n))
         self.single_seats = tuple((p,) for p in range(n))
-        self.other_seats = tuple(tuple(q for q in range(n) if q != p) for p in range(n))
+        other_seats = tuple(tuple(q for q in range(n) if q != p) for p in range(n))
+        #: Each seat's right-hand (seat - 1) and left-hand (seat + 1) neighbours.
+        self.neighbours = tuple(((p - 1) % n, (p + 1) % n) for p in range(n))
         # Each of the n rounds asks every seat for at most one draft and one board card.
         self.max_decisions = 2 * n * n
         self.observation_layout = observation.layout(self)
@@ -571,7 +610,32 @@ class ForslagGame(Game):
         fields = self.state_layout.fields
         #: The status one-hots (round, start player, to act, phase) are one span of the buffer.
         self.status_span = slice(fields["round"].start, fields["phase"].stop)
+        #: ``ForslagState.VIEWS`` as (name, span of the buffer, shape; None: flat).
+        view_spans: list[tuple[str, slice, tuple[int, ...] | None]] = []
+        for name, field_name in ForslagState.VIEWS.items():
+            if field_name == "status":
+                view_spans.append((name, self.status_span, None))
+            else:
+                f = fields[field_name]
+                shape = f.shape if len(f.shape) > 1 else None
+                view_spans.append((name, slice(f.start, f.stop), shape))
+        self.view_spans = tuple(view_spans)
+        #: Templates of a new game's Round Cards and boards (-1: no card).
+        self.no_round_cards = np.full(n, -1, dtype=np.int64)
+        self.empty_boards = np.full((n, n), -1, dtype=np.int64)
         self.gather = tuple(observation.gather_index(self, p) for p in range(n))
+        #: ``positions[phase][round][start_player][turn]``: the choosers and the status
+        #: one-hots (``ForslagState.status``) of every position before the end.
+        self.positions = tuple(
+            tuple(
+                tuple(
+                    tuple(self.position(phase, r, start, turn) for turn in range(n + 1))
+                    for start in range(n)
+                )
+                for r in range(self.num_rounds)
+            )
+            for phase in (ForslagState.DRAFTING, ForslagState.PLAYING)
+        )
         #: Flat buffer offsets for the moves: of a field, or per seat of its row (per seat and
         #: position for the board one-hots).
         start = {name: field.start for name, field in fields.items()}
@@ -583,6 +647,29 @@ class ForslagGame(Game):
             tuple(start["boards"] + (p * n + r) * NUM_ATTRIBUTES for r in range(n))
             for p in range(n)
         )
+        #: Per seat: the offsets of the other seats' unseen rows.
+        self.others_unseen = tuple(
+            tuple(self.offsets["unseen"][q] for q in others) for others in other_seats
+        )
+
+    def position(
+        self, phase: int, r: int, start: int, turn: int
+    ) -> tuple[tuple[int, ...], np.ndarray]:
+        """The choosers and status one-hots of a position before the end, made afresh
+        (``positions`` holds them all; ``ForslagState.rebuild`` uses this to check it)."""
+        n = self.num_players
+        if phase == ForslagState.PLAYING and self.simultaneous:
+            choosers = self.all_seats
+        else:
+            choosers = self.single_seats[(start + turn) % n]
+        status = np.zeros(self.status_span.stop - self.status_span.start, dtype=np.float32)
+        status[r] = 1.0
+        status[n + start] = 1.0
+        for seat in choosers:
+            status[2 * n + seat] = 1.0
+        status[3 * n + phase] = 1.0
+        status.flags.writeable = False
+        return choosers, status
 
     def new_initial_state(self, rng: np.random.Generator) -> ForslagState:
         return ForslagState(self, rng)
