@@ -694,6 +694,9 @@ def test_copies_keep_their_rules_arrays_bound_to_their_own_buffer(how):
     for name in ("hands", "piles", "played", "points", "discards"):
         assert np.shares_memory(getattr(twin, name), twin.source)
         assert not np.shares_memory(getattr(twin, name), state.source)
+    # The rules write through ``cells``, a memoryview that must be of the copy's own buffer.
+    assert np.shares_memory(np.asarray(twin.cells), twin.source)
+    assert not np.shares_memory(np.asarray(twin.cells), state.source)
     rng = np.random.default_rng(0)
     while not twin.is_terminal():
         check_observations(game, twin)
@@ -728,6 +731,9 @@ def corrupt(state: EasterCollectionState, corruption: str) -> str:
     if corruption == "a played card still in a hand":
         state.played[0, in_hand] = 1
         return "neither in a pile nor discarded"
+    if corruption == "hand_cards out of date":
+        state.hand_cards[0].remove(in_hand)
+        return r"hand_cards\[0\] .* are not the hand"
     if corruption == "a card in a hand's padding":
         state.view["hands"][0, 52] = 1
         return "padding is not zero"
@@ -770,6 +776,7 @@ CORRUPTIONS = [
     "points the piles do not explain",
     "a card played by two seats",
     "a played card still in a hand",
+    "hand_cards out of date",
     "a card in a hand's padding",
     *[f"observation field out of date: {name}" for name in DERIVED],
     "suit positions out of date",
@@ -810,8 +817,8 @@ def test_check_invariants_catches_wrong_chips_in_secret_positions():
     game = make(2, variant="secret_positions")
     state = deal(game, table="2H 9H 3S 4C", hands=["5H KS 7D AC", "6H 2D 3D 4D"])
     state.check_invariants()
-    state.chip_cards = np.zeros_like(state.chip_cards)
-    with pytest.raises(AssertionError, match="chip 0 takes wrong cards"):
+    state.chip_actions = tuple((4 * 52 + card,) for card in range(52))  # all blank
+    with pytest.raises(AssertionError, match="AC goes with the wrong chips"):
         state.check_invariants()
 
 
@@ -882,6 +889,27 @@ def check_observations(game: EasterCollectionGame, state: EasterCollectionState)
         assert np.array_equal(flat, expected)
 
 
+def check_masks(game: EasterCollectionGame, state: EasterCollectionState) -> None:
+    """Every seat's legal mask is the one computed the obvious way, and a new array."""
+    for p in range(game.num_players):
+        mask = np.zeros(game.num_actions, dtype=bool)
+        if p in state.to_act() and state.phase == PHASE_CHOOSE:
+            for card in np.flatnonzero(state.hands[p]):
+                suits = [k for k, t in enumerate(state.table) if t >= 0 and t // 13 == card // 13]
+                if game.secret:  # a suit's positions, else the blank chip
+                    for chip in suits or [4]:
+                        mask[chip * 52 + card] = True
+                else:
+                    mask[card] = True
+        elif p in state.to_act():
+            for k, t in enumerate(state.table):
+                mask[PLACE + k] = t >= 0 and t // 13 == state.chosen[p] // 13
+        legal = state.legal_mask(p)
+        assert legal.dtype == bool and np.array_equal(legal, mask)
+        legal[:] = True  # a new array each time: changing it changes no later mask
+        assert np.array_equal(state.legal_mask(p), mask)
+
+
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
 @pytest.mark.parametrize("variant", ["standard", "secret_positions"])
 def test_encoder_and_masks_match_the_obvious_versions(num_players, variant):
@@ -891,28 +919,11 @@ def test_encoder_and_masks_match_the_obvious_versions(num_players, variant):
         rng = np.random.default_rng(seed)
         while True:
             check_observations(game, state)
+            check_masks(game, state)
             # Determinisations rewrite the other seats' private fields from scratch.
             sample = state.resample(seed % num_players, np.random.default_rng(seed))
             check_observations(game, sample)
-            for p in range(num_players):
-                mask = np.zeros(game.num_actions, dtype=bool)
-                if p in state.to_act() and state.phase == PHASE_CHOOSE:
-                    for card in np.flatnonzero(state.hands[p]):
-                        suits = [
-                            k for k, t in enumerate(state.table) if t >= 0 and t // 13 == card // 13
-                        ]
-                        if game.secret:  # a suit's positions, else the blank chip
-                            for chip in suits or [4]:
-                                mask[chip * 52 + card] = True
-                        else:
-                            mask[card] = True
-                elif p in state.to_act():
-                    for k, t in enumerate(state.table):
-                        mask[PLACE + k] = t >= 0 and t // 13 == state.chosen[p] // 13
-                legal = state.legal_mask(p)
-                assert legal.dtype == bool and np.array_equal(legal, mask)
-                legal[:] = True  # a new array each time: changing it changes no later mask
-                assert np.array_equal(state.legal_mask(p), mask)
+            check_masks(game, sample)
             if state.is_terminal():
                 break
             state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})

@@ -174,8 +174,9 @@ def source_offsets(source: ObservationLayout, num_players: int) -> SourceOffsets
 
 
 def observation(state: EasterCollectionState, player: int) -> np.ndarray:
-    """``player``'s flat observation (a new float32 array)."""
-    return state.source.take(state.game.observation_gather[player])
+    """``player``'s flat observation (a new float32 array). The indices are all in range, so
+    ``mode="wrap"`` gathers what the default would, without its bounds check."""
+    return state.source.take(state.game.observation_gather[player], mode="wrap")
 
 
 def encode(state: EasterCollectionState, player: int, views: dict[str, np.ndarray]) -> None:
