@@ -27,6 +27,16 @@ Adding a game (see `envs/pico` for the smallest complete one):
 4. Add the package name to `GAME_MODULES` in `envs/__init__.py`. The conformance
    and trust suites (`tests/test_conformance.py`, `tests/test_trust.py`) then run
    over it; add `tests/test_<game>.py` with a test for each rule.
+
+Making it fast, once it is right (`scripts/step_costs.py` times each part): write
+the plain `encode` first and keep it as the reference in the game's tests. Then
+let the state keep everything its observations show in one float32 buffer, laid
+out by absolute seat and written by the rules as they move, and override
+`Game.observation` with one gather (`buffer.take(index[player])`, the index built
+once per seat, pointing hidden entries at a zero). Keep legal moves and counts up
+to date rather than recounting them, plain Python for values read one at a time,
+and check every kept value against a recomputation from scratch in
+`check_invariants`, which the conformance suite runs after every step.
 """
 
 from envs.core.agents import Agent, RandomAgent
