@@ -328,3 +328,29 @@ def test_human_render_prints_the_ansi_text(env_id, capsys):
     gym_env = gymnasium.make(envs.get_spec(env_id).gym_id, render_mode="ansi")
     gym_env.reset(seed=4)
     assert isinstance(gym_env.render(), str) and gym_env.render()
+
+
+@pytest.mark.parametrize("env_id, config", CASES)
+def test_encode_writes_the_observation_into_the_views(env_id, config):
+    """The core's ``encode`` (for games that gather their observation directly) fills the
+    named views with exactly what ``observation`` returns."""
+    game = envs.get_spec(env_id).make_game(**config)
+    state = game.new_initial_state(np.random.default_rng(0))
+    for player in range(game.num_players):
+        flat = game.observation_layout.zeros()
+        game.encode(state, player, game.observation_layout.views(flat))
+        assert flat.tobytes() == game.observation(state, player).tobytes()
+
+
+def test_a_game_without_encode_or_observation_says_so():
+    from envs.core.game import Game
+
+    class Blank(Game):
+        name = "blank"
+
+        def new_initial_state(self, rng):
+            raise AssertionError("not reached")
+
+    game = Blank.from_options()
+    with pytest.raises(NotImplementedError, match="must implement encode"):
+        game.encode(None, 0, {})

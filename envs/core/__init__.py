@@ -17,7 +17,7 @@ Adding a game (see `envs/pico` for the smallest complete one):
    allowed), a `State` subclass (`to_act`, `legal_mask`, `_apply`, `scores`,
    `__str__` as a spectator's view, `resample`, `check_invariants`) and a `Game`
    subclass (`num_actions`, `observation_layout`, `max_decisions`,
-   `new_initial_state`, `encode`). No RL imports.
+   `new_initial_state`, and `encode` or `observation`). No RL imports.
 2. `envs/<game>/observation.py`: the layout and the encoder, from the observer's
    seat, with nothing the observer may not know.
 3. `envs/<game>/__init__.py`: the documentation page as the module docstring, and
@@ -33,10 +33,11 @@ the plain `encode` first and keep it as the reference in the game's tests. Then
 let the state keep everything its observations show in one float32 buffer, laid
 out by absolute seat and written by the rules as they move, and override
 `Game.observation` with one gather (`buffer.take(index[player])`, the index built
-once per seat, pointing hidden entries at a zero). Keep legal moves and counts up
-to date rather than recounting them, plain Python for values read one at a time,
-and check every kept value against a recomputation from scratch in
-`check_invariants`, which the conformance suite runs after every step.
+once per seat, pointing hidden entries at a zero); the core's `encode` then copies
+from it. Keep legal moves and counts up to date rather than recounting them, plain
+Python for values read one at a time, and check every kept value against a
+recomputation from scratch in `check_invariants`, which the conformance suite runs
+after every step.
 """
 
 from envs.core.agents import Agent, RandomAgent

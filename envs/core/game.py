@@ -196,9 +196,19 @@ class Game(abc.ABC):
     def new_initial_state(self, rng: np.random.Generator) -> State:
         """A new game, dealt with ``rng`` (the state keeps it for later chance events)."""
 
-    @abc.abstractmethod
     def encode(self, state: State, player: int, views: dict[str, np.ndarray]) -> None:
-        """Write ``player``'s observation of ``state`` into the zeroed named ``views``."""
+        """Write ``player``'s observation of ``state`` into the zeroed named ``views``.
+
+        A game implements either this or ``observation`` (returning the flat vector
+        directly, e.g. as one gather from a buffer its state keeps); this default serves
+        the second kind by copying that vector into the views."""
+        if type(self).observation is Game.observation:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement encode() or observation()"
+            )
+        flat = self.observation(state, player)
+        for name, view in self.observation_layout.views(flat).items():
+            views[name][...] = view
 
     def action_name(self, action: int) -> str:
         return str(action)
@@ -211,7 +221,7 @@ class Game(abc.ABC):
         return state
 
     def observation(self, state: State, player: int) -> np.ndarray:
-        """The flat observation vector of ``player`` (a new array)."""
+        """The flat observation vector of ``player`` (a new array), made with ``encode``."""
         scratch = self.__dict__.get("_scratch")
         if scratch is None:  # one zeroed buffer with its views, reused for every encoding
             flat = self.observation_layout.zeros()

@@ -177,9 +177,3 @@ def observation(state: EasterCollectionState, player: int) -> np.ndarray:
     """``player``'s flat observation (a new float32 array). The indices are all in range, so
     ``mode="wrap"`` gathers what the default would, without its bounds check."""
     return state.source.take(state.game.observation_gather[player], mode="wrap")
-
-
-def encode(state: EasterCollectionState, player: int, views: dict[str, np.ndarray]) -> None:
-    flat = observation(state, player)
-    for field in state.game.observation_layout.fields.values():
-        views[field.name][...] = flat[field.start : field.stop].reshape(field.shape)

@@ -756,14 +756,8 @@ class EasterCollectionGame(Game):
     def new_initial_state(self, rng: np.random.Generator) -> EasterCollectionState:
         return EasterCollectionState(self, rng)
 
-    def encode(
-        self, state: EasterCollectionState, player: int, views: dict[str, np.ndarray]
-    ) -> None:
-        observation.encode(state, player, views)
-
     def observation(self, state: EasterCollectionState, player: int) -> np.ndarray:
-        # observation.observation, one call less.
-        return state.source.take(self.observation_gather[player], mode="wrap")
+        return observation.observation(state, player)
 
     def action_name(self, action: int) -> str:
         if self.secret:

@@ -678,10 +678,6 @@ class ForslagGame(Game):
         """``player``'s flat observation: one gather from the state's buffer (a new array)."""
         return state.buffer.take(self.gather[player])
 
-    def encode(self, state: ForslagState, player: int, views: dict[str, np.ndarray]) -> None:
-        for name, view in self.observation_layout.views(self.observation(state, player)).items():
-            views[name][...] = view
-
     def action_name(self, action: int) -> str:
         if action < PLAY:
             return f"draft {card_name(action - DRAFT)}"

@@ -832,10 +832,6 @@ class PickAndPackGame(Game):
     def observation(self, state: PickAndPackState, player: int) -> np.ndarray:
         return observation.observation(state, player)
 
-    def encode(self, state: PickAndPackState, player: int, views: dict[str, np.ndarray]) -> None:
-        for name, view in self.observation_layout.views(self.observation(state, player)).items():
-            views[name][...] = view
-
     def action_name(self, action: int) -> str:
         if action < MOVE:
             space, kind = divmod(action - PLACE, NUM_TYPES)

@@ -165,9 +165,3 @@ def build_table(state: PickupState) -> np.ndarray:
 def observe(state: PickupState, player: int) -> np.ndarray:
     """``player``'s observation: a new float32 array gathered from the state's table."""
     return state.table[state.game.gathers[player]]
-
-
-def encode(state: PickupState, player: int, views: dict[str, np.ndarray]) -> None:
-    flat = observe(state, player)
-    for name, field in state.game.observation_layout.fields.items():
-        views[name][...] = flat[field.start : field.stop].reshape(field.shape)

@@ -601,9 +601,6 @@ class PickupGame(Game):
     def new_initial_state(self, rng: np.random.Generator) -> PickupState:
         return PickupState(self, rng)
 
-    def encode(self, state: PickupState, player: int, views: dict[str, np.ndarray]) -> None:
-        observation.encode(state, player, views)
-
     def observation(self, state: PickupState, player: int) -> np.ndarray:
         # One gather from the state's table instead of encoding into views.
         return observation.observe(state, player)

@@ -282,9 +282,5 @@ class PicoGame(Game):
     def observation(self, state: PicoState, player: int) -> np.ndarray:
         return observation.observation(state, player)
 
-    def encode(self, state: PicoState, player: int, views: dict[str, np.ndarray]) -> None:
-        for name, view in self.observation_layout.views(self.observation(state, player)).items():
-            views[name][...] = view
-
     def action_name(self, action: int) -> str:
         return f"play {VALUES[action]}"
