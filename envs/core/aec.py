@@ -154,12 +154,10 @@ class HiddenHandAEC(_Seats, AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if self.table.state is None:
             raise RuntimeError("reset() must be called before observe()")
-        table, player = self.table, self.agent_ids[agent]
+        player = self.agent_ids[agent]
         if agent == self.agent_selection and not self.terminations.get(agent, True):
-            mask = table.legal_mask(player)
-        else:
-            mask = table.no_actions
-        return {"observation": table.observation(player), "action_mask": mask}
+            return self._observation(player, self.table.legal_mask(player))
+        return self._observation(player, self.table.no_actions)
 
     def step(self, action: Any) -> None:
         if self.table.state is None:

@@ -68,9 +68,7 @@ class Table:
     def check(self, player: int, action: Any) -> int:
         """``action`` as an int if ``player`` may commit it now; else raise and change nothing."""
         if type(action) is int and player in self.choosers and player not in self.pending:
-            mask = self._masks.get(player)
-            if mask is None:
-                mask = self._legal(player)
+            mask = self._legal(player)
             if 0 <= action < len(mask) and mask[action]:
                 return action  # the common case, checked first
         if player in self.pending:
