@@ -210,3 +210,35 @@ def test_imitation_warm_start_follows_the_heuristic(tmp_path):
     model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
     fit = training_train.imitate(model, data, args)
     assert fit["agreement"] > fit["agreement_before"] + 0.2
+
+
+def test_dagger_rounds_label_the_students_states_with_the_teachers_choices(tmp_path):
+    """With a student given, the student plays and the teacher only labels."""
+    import numpy as np
+
+    class FirstLegal:
+        seen: list = []
+
+        def act(self, observation, action_mask, rng):
+            self.seen.append(observation.copy())
+            return int(np.flatnonzero(action_mask)[0])
+
+    args = training_train.Args(
+        env="hiddenhand/pico-v0",
+        opponents="heuristic:1",
+        reward_mode="win",
+        imitate_steps=500,
+        gamma=1.0,
+    )
+    data = training_train.collect_demonstrations(args, tmp_path, student=FirstLegal())
+    size = len(data["actions"])
+    assert data["masks"][np.arange(size), data["actions"]].all()
+    first_legal = data["masks"].argmax(axis=1)
+    assert (data["actions"] != first_legal).mean() > 0.3  # the labels are the heuristic's
+    assert np.array_equal(np.array(FirstLegal.seen), data["observations"])  # asked every time
+
+
+def test_an_unknown_teacher_is_a_clear_error(tmp_path):
+    args = training_train.Args(env="hiddenhand/pico-v0", imitate_steps=10, teacher="oracle")
+    with pytest.raises(ValueError, match="unknown agent 'oracle'.*allowed agents"):
+        training_train.collect_demonstrations(args, tmp_path)

@@ -6,9 +6,11 @@
 One seat learns (drawn at random each episode) through the Gymnasium
 single-agent view; the other seats are filled each episode from an opponent mix
 of random, the game's heuristic and past snapshots of the learner (self-play).
-With ``--imitate-steps N`` the policy first imitates the game's heuristic over N
-of its decisions (behaviour cloning; the value head fits their returns), and PPO
-improves on it from there. A run folder collects the model, its config,
+With ``--imitate-steps N`` the policy first imitates a teacher (the game's
+heuristic, or its stronger ``expert``) over N of its decisions (behaviour cloning;
+the value head fits their returns); with ``--imitate-rounds R`` the policy then
+plays R - 1 more rounds of N decisions itself, the teacher labelling every state it
+reaches (DAgger), and PPO improves on it from there. A run folder collects the model, its config,
 TensorBoard logs, the periodic evaluations (CSV) and a learning-curve PNG.
 """
 
@@ -57,7 +59,16 @@ class Args:
         "warm start: learner decisions of the game's heuristic to imitate (behaviour cloning of "
         "the policy, Monte Carlo returns for the value) before PPO starts; 0: start from scratch",
     )
-    imitate_epochs: int = arg(8, "passes over the imitation data")
+    imitate_epochs: int = arg(8, "passes over the imitation data (in every round)")
+    imitate_rounds: int = arg(
+        1,
+        "imitation rounds: the first follows the teacher's own play; each later one plays "
+        "the policy, labels the states it reaches with the teacher's choices and refits on "
+        "all the data so far (DAgger)",
+    )
+    teacher: str = arg(
+        "heuristic", "the agent imitated: any agent the game knows (heuristic, expert, ...)"
+    )
     n_envs: int = arg(4, "environments stepped in parallel")
     subproc: bool = arg(False, "run the environments in subprocesses (SubprocVecEnv)")
     seed: int = arg(0, "seed of everything: envs, opponents, network initialisation")
@@ -184,23 +195,26 @@ def evaluate(agent, env_id: str, options: dict, opponent: str, games: int, seed:
     return {"opponent": opponent, "games": games, **result}
 
 
-def collect_demonstrations(args: Args, snapshot_dir: Path) -> dict[str, np.ndarray]:
-    """``args.imitate_steps`` learner decisions made by the heuristic against the opponent
-    mix: observations, masks, actions and discounted returns."""
+def collect_demonstrations(args: Args, snapshot_dir: Path, student=None) -> dict[str, np.ndarray]:
+    """``args.imitate_steps`` learner decisions against the opponent mix, each labelled with
+    the teacher's choice: observations, masks, the teacher's actions and the discounted
+    returns of the play. The teacher plays, or ``student`` (an agent) when given."""
     env = make_env(args, rank=10_000, snapshot_dir=snapshot_dir)()
     base = env.unwrapped
-    teacher = base.game_spec.agent_factory("heuristic")(base.game)
-    rng = np.random.default_rng(args.seed + 10_000)
+    teacher = base.game_spec.agent_factory(args.teacher)(base.game)
+    actor = student or teacher
+    rng = np.random.default_rng(args.seed + 10_000 + (student is not None))
     observations, masks, actions, returns = [], [], [], []
     while len(actions) < args.imitate_steps:
         observation, info = env.reset()
         rewards, done = [], False
         while not done:
             mask = info["action_mask"]
-            action = teacher.act(observation, mask, rng)
+            label = teacher.act(observation, mask, rng)
+            action = label if actor is teacher else actor.act(observation, mask, rng)
             observations.append(observation)
             masks.append(mask.astype(bool))
-            actions.append(action)
+            actions.append(label)
             observation, reward, terminated, truncated, info = env.step(action)
             rewards.append(reward)
             done = terminated or truncated
@@ -367,13 +381,18 @@ def train(args: Args) -> Path:
             return True
 
     if args.imitate_steps:
-        fit = imitate(model, collect_demonstrations(args, snapshots), args)
-        print(
-            f"imitated the heuristic over {args.imitate_steps} decisions: greedy agreement "
-            f"{fit['agreement_before']:.3f} -> {fit['agreement']:.3f}, "
-            f"value loss {fit['value_loss']:.3f}"
-        )
-        evaluate_now(args.eval_games)
+        data = collect_demonstrations(args, snapshots)
+        for round_ in range(args.imitate_rounds):
+            if round_:  # DAgger: the teacher labels the states the policy reaches
+                more = collect_demonstrations(args, snapshots, student=PolicyAgent(model))
+                data = {key: np.concatenate([data[key], more[key]]) for key in data}
+            fit = imitate(model, data, args)
+            print(
+                f"imitation round {round_ + 1}: {len(data['actions'])} decisions of the "
+                f"{args.teacher}, greedy agreement {fit['agreement_before']:.3f} -> "
+                f"{fit['agreement']:.3f}, value loss {fit['value_loss']:.3f}"
+            )
+            evaluate_now(args.eval_games)
     model.learn(args.total_timesteps, callback=Periodic(), progress_bar=args.progress_bar)
     train_seconds = time.time() - started
     evaluate_now(args.final_eval_games)
