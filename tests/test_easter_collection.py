@@ -1,5 +1,5 @@
 """Easter collection: every rule of RULES.md's section, the rulebook's example, hidden
-information, the observation layout and the heuristic."""
+information, the observation layout, the heuristic and the expert."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from envs.easter_collection.rules import (
     card_name,
     positions_by_suit,
 )
-from training.agents.easter_collection import EasterCollectionHeuristic
+from training.agents.easter_collection import EasterCollectionExpert, EasterCollectionHeuristic
 from training.tournament import seat_rotated
 
 
@@ -567,6 +567,38 @@ def test_heuristic_beats_random(num_players, variant):
     ] * (num_players - 1)
     records = seat_rotated(game, lineup, 120, seed=7)
     assert np.mean(records["heuristic"].scores) > np.mean(records["random"].scores) + 2
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 5])
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+def test_expert_plays_only_legal_moves(num_players, variant):
+    game = make(num_players, variant=variant)
+    seats = [
+        EasterCollectionExpert(game),
+        EasterCollectionHeuristic(game),
+        *[easter.SPEC.agent_factory("random")(game)] * (num_players - 2),
+    ]
+    rng = np.random.default_rng(0)
+    for g in range(4):
+        state = game.new_initial_state(np.random.default_rng(g))
+        players = seats[g % num_players :] + seats[: g % num_players]
+        while not state.is_terminal():
+            joint = {}
+            for p in state.to_act():
+                mask = state.legal_mask(p).astype(np.int8)
+                joint[p] = players[p].act(game.observation(state, p), mask, rng)
+                assert mask[joint[p]]
+            state.apply(joint)
+
+
+def test_expert_beats_the_heuristic():
+    game = make(2)
+    lineup = [
+        ("expert", EasterCollectionExpert(game)),
+        ("heuristic", EasterCollectionHeuristic(game)),
+    ]
+    records = seat_rotated(game, lineup, 300, seed=1)
+    assert np.mean(records["expert"].wins) > 0.56  # about 0.66 over many games
 
 
 # --- determinisation -------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from envs.pick_and_pack.rules import (
     PickAndPackState,
     crate_value,
 )
-from training.agents.pick_and_pack import PickAndPackHeuristic
+from training.agents.pick_and_pack import PickAndPackExpert, PickAndPackHeuristic
 from training.tournament import seat_rotated
 
 #: Line k of every player holds type k (mod 6) at both ends.
@@ -698,6 +698,33 @@ def test_heuristic_beats_random(config):
     records = seat_rotated(game, lineup, 100, seed=1)
     assert np.mean(records["heuristic"].wins) > 0.8
     assert np.mean(records["heuristic"].scores) > np.mean(records["random"].scores) + 10
+
+
+@pytest.mark.parametrize(
+    "config",
+    [*SPEC.configurations, {"chain_rush_orders": False, "targetless_actions": "unplayable"}],
+)
+def test_expert_plays_only_legal_moves(config):
+    game = SPEC.make_game(**config)
+    seats = [PickAndPackExpert(game), SPEC.agent_factory("random")(game)]
+    rng = np.random.default_rng(0)
+    for g in range(4):
+        state = game.new_initial_state(np.random.default_rng(g))
+        players = seats if g % 2 else seats[::-1]
+        while not state.is_terminal():
+            joint = {}
+            for p in state.to_act():
+                mask = state.legal_mask(p).astype(np.int8)
+                joint[p] = players[p].act(game.observation(state, p), mask, rng)
+                assert mask[joint[p]]
+            state.apply(joint)
+
+
+def test_expert_beats_the_heuristic():
+    game = SPEC.make_game()
+    lineup = [("expert", PickAndPackExpert(game)), ("heuristic", PickAndPackHeuristic(game))]
+    records = seat_rotated(game, lineup, 100, seed=1)
+    assert np.mean(records["expert"].wins) > 0.75  # about 0.95 over many games
 
 
 # --- trust: invariants, determinisation, copies -----------------------------------------

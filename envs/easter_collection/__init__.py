@@ -143,7 +143,10 @@ SPEC = GameSpec(
     game_class=EasterCollectionGame,
     name="easter_collection",
     gym_name="EasterCollection",
-    agents={"heuristic": "training.agents.easter_collection:EasterCollectionHeuristic"},
+    agents={
+        "heuristic": "training.agents.easter_collection:EasterCollectionHeuristic",
+        "expert": "training.agents.easter_collection:EasterCollectionExpert",
+    },
     configurations=tuple(
         {"num_players": n, "variant": variant}
         for n in (2, 3, 4, 5)

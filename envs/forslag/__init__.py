@@ -123,7 +123,10 @@ SPEC = GameSpec(
     game_class=ForslagGame,
     name="forslag",
     gym_name="Forslag",
-    agents={"heuristic": "training.agents.forslag:ForslagHeuristic"},
+    agents={
+        "heuristic": "training.agents.forslag:ForslagHeuristic",
+        "expert": "training.agents.forslag:ForslagExpert",
+    },
     configurations=tuple(
         {"num_players": n, "board_play": mode}
         for n in (3, 4, 5, 6)

@@ -169,7 +169,10 @@ SPEC = GameSpec(
     game_class=PickAndPackGame,
     name="pick_and_pack",
     gym_name="PickAndPack",
-    agents={"heuristic": "training.agents.pick_and_pack:PickAndPackHeuristic"},
+    agents={
+        "heuristic": "training.agents.pick_and_pack:PickAndPackHeuristic",
+        "expert": "training.agents.pick_and_pack:PickAndPackExpert",
+    },
     configurations=tuple(
         {"placement": placement, "opponent_crates": crates}
         for placement in ("simultaneous", "alternate", "random")

@@ -1,13 +1,30 @@
-"""A Pick & Pack heuristic: a greedy player who looks one move ahead.
+"""Pick & Pack rule-based agents: a greedy heuristic and a searching expert.
 
-Each move is valued as what it gains now (a tray's apples, or the best tile that can
-be activated at that empty space) minus half of the best tray it leaves the opponent
-on their next line. Sub-decisions follow simple human rules: pack trays onto the
-fullest crate and close it with Premium, Wholesale the opponent's richest crate,
-steal and swap the best top trays, and Malfunction the tray the opponent wants next.
+``PickAndPackHeuristic`` is a greedy player who looks one move ahead. Each move is
+valued as what it gains now (a tray's apples, or the best tile that can be activated
+at that empty space) minus half of the best tray it leaves the opponent on their next
+line. Sub-decisions follow simple human rules: pack trays onto the fullest crate and
+close it with Premium, Wholesale the opponent's richest crate, steal and swap the best
+top trays, and Malfunction the tray the opponent wants next.
+
+``PickAndPackExpert`` rebuilds the public position from its observation into a light
+model (the opponent's buried trays, unseen with ``opponent_crates="visible"``, are
+estimated from the apples unaccounted for) and runs a 3-ply alpha-beta search over
+whole moves (a move, its tile and its targets; me, the opponent, me). It values a
+position as the score margin plus what the unplayed tiles and held Rush Orders are
+still worth (Premium and Wholesale more the richer the crate they would hit), plus
+half the best tray the player to move can grab; a finished game adds a win bonus.
+Every sub-decision (crate for a tray, tile end, targets, using a Rush Order; a
+Malfunction among the opponent's tiles, their next line's trays and the two best
+others) is chosen by the same search from the position it leads to. Tiles are placed
+as fixed pairs of different types, each Premium and Wholesale beside a tile that is
+useful any time (Rush Order, Malfunction, Quality Control, Order Mix-up).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -21,12 +38,15 @@ from envs.pick_and_pack.rules import (
     MIXUP_OWN,
     MOVE,
     MOVING,
+    NUM_CRATES,
+    OPEN,
     OPP_CRATE,
     OWN_CRATE,
     PLACE,
     PLACE_TRAY,
     PLACING,
     PREMIUM,
+    PREMIUM_CLOSED,
     PREMIUM_TARGET,
     QUALITY,
     QUALITY_SOURCE,
@@ -38,6 +58,7 @@ from envs.pick_and_pack.rules import (
     TILE,
     TRAY,
     WHOLESALE,
+    WHOLESALE_CLOSED,
     WHOLESALE_TARGET,
     PickAndPackGame,
 )
@@ -196,3 +217,376 @@ class Board:
             kinds = (self.tile(0, line), self.tile(1, line))
             gain = max(self.tile_value(k) for k in kinds if k >= 0)
         return gain - 0.5 * self.threat[line]
+
+
+# --- the expert -----------------------------------------------------------------------------
+SEARCH_DEPTH = 3  # whole moves: me, the opponent, me
+#: What an unplayed tile is still worth, by type (Premium .. Malfunction; -1: none).
+TILE_WORTH = (6.0, 4.0, 3.0, 4.0, 2.0, 2.5, 0.0)
+PREMIUM_SHARE = 0.2  # an unplayed Premium is also worth this share of my richest open crate
+WHOLESALE_SHARE = 0.15  # an unplayed Wholesale, this share of the opponent's richest
+RUSH_WORTH = 3.0  # a Rush Order held
+TEMPO = 0.5  # share of the best tray the player to move can grab
+WIN_BONUS = 10.0
+#: Which opponent tile a Malfunction considers.
+MALFUNCTION_ORDER = (PREMIUM, WHOLESALE, QUALITY, RUSH, MIXUP, MALFUNCTION)
+#: The two types at the ends of each line, as placed by the expert.
+PAIRS = (
+    (PREMIUM, RUSH),
+    (PREMIUM, MALFUNCTION),
+    (WHOLESALE, QUALITY),
+    (WHOLESALE, MIXUP),
+    (RUSH, QUALITY),
+    (MALFUNCTION, MIXUP),
+)
+#: A whole move: (line, end of the tile or -1 for a grab, tray apples or Malfunction kind
+#: (0 a grid tray, 1 an opponent tile, 2 none), Malfunction target).
+Move = tuple[int, int, float, int]
+
+
+def _move_order(move: Move) -> float:
+    """Big grabs first (alpha-beta prunes more), tiles as a middling tray."""
+    return -move[2] if move[1] < 0 else -3.5
+
+
+class Model:
+    """The public position in the expert's frame: seat 0 is the expert, moving along rows
+    (choosing a column), seat 1 the opponent, moving along columns (choosing a row).
+    Plain Python lists, copied per move of the search."""
+
+    __slots__ = ("grid", "row", "col", "tiles", "stacks", "sums", "closure", "rush", "new_rush")
+    __slots__ += ("player", "over")
+
+    grid: list[float]  # apples per cell (row * 6 + col): > 0 a tray, 0 empty, -1 face down
+    row: int
+    col: int
+    tiles: list[list[int]]  # per seat, the unplayed tile type on each space, or -1
+    stacks: list[list[tuple[float, ...]]]  # per seat and crate, trays bottom first
+    sums: list[list[float]]
+    closure: list[list[int]]
+    rush: list[int]  # Rush Orders usable
+    new_rush: list[int]  # taken this turn
+    player: int  # to move
+    over: bool
+
+    def copy(self) -> Model:
+        m = Model.__new__(Model)
+        m.grid = self.grid[:]
+        m.row, m.col, m.player, m.over = self.row, self.col, self.player, self.over
+        m.tiles = [self.tiles[0][:], self.tiles[1][:]]
+        m.stacks = [self.stacks[0][:], self.stacks[1][:]]
+        m.sums = [self.sums[0][:], self.sums[1][:]]
+        m.closure = [self.closure[0][:], self.closure[1][:]]
+        m.rush, m.new_rush = self.rush[:], self.new_rush[:]
+        return m
+
+    # --- crates ---------------------------------------------------------------------------
+    def fewest(self, p: int) -> int:
+        """The open crate with the fewest trays that a tray goes to (a tie: the richest)."""
+        closure, stacks, sums = self.closure[p], self.stacks[p], self.sums[p]
+        best, key = -1, (-99, 0.0)
+        for k in range(NUM_CRATES):
+            if closure[k] == OPEN and (-len(stacks[k]), sums[k]) > key:
+                best, key = k, (-len(stacks[k]), sums[k])
+        return best
+
+    def add(self, p: int, k: int, apples: float) -> None:
+        self.stacks[p][k] = self.stacks[p][k] + (apples,)
+        self.sums[p][k] += apples
+
+    def take(self, p: int, k: int) -> float:
+        stack = self.stacks[p][k]
+        self.stacks[p][k] = stack[:-1]
+        self.sums[p][k] -= stack[-1]
+        return stack[-1]
+
+    def open_with_trays(self, p: int) -> list[int]:
+        return [k for k in range(NUM_CRATES) if self.closure[p][k] == OPEN and self.stacks[p][k]]
+
+    def score(self, p: int) -> float:
+        total = 0.0
+        for a, c in zip(self.sums[p], self.closure[p], strict=True):
+            total += a if c == OPEN else (2 * a if c == PREMIUM_CLOSED else a // 2)
+        return total
+
+    # --- moves ----------------------------------------------------------------------------
+    def cell(self, p: int, line: int) -> int:
+        return self.row * SIZE + line if p == 0 else line * SIZE + self.col
+
+    def moves(self) -> list[Move]:
+        """The whole moves of the player to move, each tile with its best-guess targets
+        (a Malfunction: the best tray on the opponent's next line, or their best tile)."""
+        p, grid = self.player, self.grid
+        out: list[Move] = []
+        current = self.col if p == 0 else self.row
+        tiles, theirs = self.tiles[p], self.tiles[1 - p]
+        for line in range(SIZE):
+            apples = grid[self.cell(p, line)] if line != current else -1
+            if apples > 0:
+                out.append((line, -1, apples, 0))
+            elif apples == 0:
+                seen = -1
+                for end in (0, 1):
+                    kind = tiles[end * SIZE + line]
+                    if kind < 0 or kind == seen:
+                        continue
+                    seen = kind
+                    if kind != MALFUNCTION:
+                        out.append((line, end, 0, 0))
+                        continue
+                    # the opponent's next line: my column ``line``, or their row ``line``
+                    cells = range(line, 36, SIZE) if p == 0 else range(line * SIZE, line * SIZE + 6)
+                    tray = max(cells, key=grid.__getitem__)
+                    if grid[tray] > 0:
+                        out.append((line, end, 0, tray))
+                    target = next((t for t in MALFUNCTION_ORDER if t in theirs), -1)
+                    if target >= 0:
+                        out.append((line, end, 1, theirs.index(target)))
+                    elif grid[tray] <= 0:
+                        out.append((line, end, 2, 0))
+        out.sort(key=_move_order)
+        return out
+
+    def apply(self, move: Move) -> Model:
+        """The position after a whole move and the end of the turn (no Rush Order used)."""
+        m = self.copy()
+        p, (line, end, apples, target) = m.player, move
+        cell = m.cell(p, line)
+        m.row, m.col = divmod(cell, SIZE)
+        if end < 0:
+            m.grid[cell] = 0
+            m.add(p, m.fewest(p), apples)
+        else:
+            space = end * SIZE + line
+            kind, m.tiles[p][space] = m.tiles[p][space], -1
+            m.effect(p, kind, int(apples), target)
+        m.finish()
+        return m
+
+    def effect(self, p: int, kind: int, malfunction: int, target: int) -> None:
+        """A tile's effect on the greedy targets."""
+        q = 1 - p
+        if kind in (PREMIUM, WHOLESALE):
+            side = p if kind == PREMIUM else q
+            sums, closure = self.sums[side], self.closure[side]
+            k = max((k for k in range(NUM_CRATES) if closure[k] == OPEN), key=sums.__getitem__)
+            closure[k] = PREMIUM_CLOSED if kind == PREMIUM else WHOLESALE_CLOSED
+        elif kind == RUSH:
+            self.new_rush[p] += 1
+        elif kind == QUALITY:
+            sources = self.open_with_trays(q)
+            if sources:
+                k = max(sources, key=lambda k: self.stacks[q][k][-1])
+                self.add(p, self.fewest(p), self.take(q, k))
+        elif kind == MIXUP:
+            theirs, mine = self.open_with_trays(q), self.open_with_trays(p)
+            if theirs and mine:
+                self.swap(
+                    max(theirs, key=lambda k: self.stacks[q][k][-1]),
+                    min(mine, key=lambda k: self.stacks[p][k][-1]),
+                    p,
+                )
+        elif malfunction == 0:
+            self.grid[target] = -1
+        elif malfunction == 1:
+            self.tiles[q][target] = -1
+
+    def swap(self, theirs: int, mine: int, p: int = 0) -> None:
+        """Order Mix-up by ``p``: the top trays of the opponent's and ``p``'s crates."""
+        a, b = self.take(1 - p, theirs), self.take(p, mine)
+        self.add(1 - p, theirs, b)
+        self.add(p, mine, a)
+
+    def finish(self) -> None:
+        """The game ends if a seat's crates are all closed, else the turn passes."""
+        if OPEN not in self.closure[0] or OPEN not in self.closure[1]:
+            self.over = True
+            return
+        p = self.player
+        self.rush[p] += self.new_rush[p]
+        self.new_rush[p] = 0
+        self.player = 1 - p
+
+    def evaluate(self) -> float:
+        """Seat 0's margin, with what tiles, Rush Orders and the next grab are worth."""
+        margin = self.score(0) - self.score(1)
+        if self.over:
+            return margin + (WIN_BONUS if margin > 0 else -WIN_BONUS if margin < 0 else 0.0)
+        richest = [
+            max([a for a, c in zip(self.sums[p], self.closure[p], strict=True) if c == OPEN] or [0])
+            for p in (0, 1)
+        ]
+        mine, theirs = self.tiles
+        margin += sum([TILE_WORTH[k] for k in mine]) - sum([TILE_WORTH[k] for k in theirs])
+        margin += PREMIUM_SHARE * (
+            mine.count(PREMIUM) * richest[0] - theirs.count(PREMIUM) * richest[1]
+        )
+        margin += WHOLESALE_SHARE * (
+            mine.count(WHOLESALE) * richest[1] - theirs.count(WHOLESALE) * richest[0]
+        )
+        rush, new = self.rush, self.new_rush
+        margin += RUSH_WORTH * (rush[0] + new[0] - rush[1] - new[1])
+        if self.player == 0:
+            return margin + TEMPO * max(self.grid[self.row * SIZE : self.row * SIZE + SIZE])
+        return margin - TEMPO * max(self.grid[self.col :: SIZE])
+
+
+def search(m: Model, depth: int, alpha: float, beta: float) -> float:
+    """Alpha-beta minimax over whole moves; seat 0 maximises."""
+    if m.over or depth == 0:
+        return m.evaluate()
+    moves = m.moves()
+    if not moves:  # the player to move has none: the game is over
+        m.over = True
+        return m.evaluate()
+    maximise = m.player == 0
+    best = -np.inf if maximise else np.inf
+    for move in moves:
+        value = search(m.apply(move), depth - 1, alpha, beta)
+        if maximise:
+            best = max(best, value)
+            alpha = max(alpha, value)
+        else:
+            best = min(best, value)
+            beta = min(beta, value)
+        if alpha >= beta:
+            break
+    return best
+
+
+class PickAndPackExpert:
+    """A searching player (see the module docstring); reads only its own observation."""
+
+    def __init__(self, game: PickAndPackGame, depth: int = SEARCH_DEPTH) -> None:
+        self.game = game
+        self.depth = depth
+        self.apples = float(sum((i + 1) * n for i, n in enumerate(game.tray_counts)))
+        self.full = game.config.opponent_crates == "full"
+        self.fallback = PickAndPackHeuristic(game)
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        legal = np.flatnonzero(action_mask).tolist()
+        if len(legal) == 1:
+            return legal[0]
+        v = self.game.observation_layout.views(observation)
+        phase = int(np.argmax(v["phase"])) if v["phase"].any() else -1
+        if phase == PLACING:
+            return self._place(v, action_mask, rng)
+        m = self.model(v)
+        if phase == MOVING:
+            moves = [move for move in m.moves() if MOVE + move[0] in legal]
+            if not moves:
+                return self.fallback.act(observation, action_mask, rng)
+            return MOVE + self._best(moves, m.apply)[0]
+        if phase == RUSH_CHOICE:
+            keep = m.copy()
+            keep.finish()
+            m.rush[0] -= 1
+            use = max(
+                (search(m.apply(move), self.depth - 1, -np.inf, np.inf) for move in m.moves()),
+                default=-np.inf,
+            )
+            return RUSH_USE if use > search(keep, self.depth - 1, -np.inf, np.inf) else RUSH_DECLINE
+        if phase == CHOOSE_END:
+            # The grabber is on the line already: move it notionally off to reuse ``moves``.
+            line = m.col
+            m.col = (line + 1) % SIZE
+            kinds = {a: m.tiles[0][(a - END) * SIZE + line] for a in legal}
+            moves = [mv for mv in m.moves() if mv[0] == line and mv[1] >= 0]
+            best = self._best(moves, m.apply)
+            return next(a for a in legal if kinds[a] == m.tiles[0][best[1] * SIZE + line])
+        if phase == MALFUNCTION_TARGET:
+            legal = self._malfunction_candidates(m, legal)
+        holding = float(v["holding"][0])
+        mixup = int(np.argmax(v["mixup_crate"]))
+
+        def after(a: int) -> Model:
+            t = m.copy()
+            if phase == PLACE_TRAY:
+                t.add(0, a - OWN_CRATE, holding)
+            elif phase == PREMIUM_TARGET:
+                t.closure[0][a - OWN_CRATE] = PREMIUM_CLOSED
+            elif phase == WHOLESALE_TARGET:
+                t.closure[1][a - OPP_CRATE] = WHOLESALE_CLOSED
+            elif phase == QUALITY_SOURCE:
+                t.add(0, t.fewest(0), t.take(1, a - OPP_CRATE))
+            elif phase == MIXUP_OPPONENT:
+                t.swap(a - OPP_CRATE, min(t.open_with_trays(0), key=lambda k: t.stacks[0][k][-1]))
+            elif phase == MIXUP_OWN:
+                t.swap(mixup, a - OWN_CRATE)
+            elif a < TILE:  # Malfunction a grid tray
+                t.grid[a - TRAY] = -1
+            else:  # or an opponent tile
+                t.tiles[1][a - TILE] = -1
+            t.finish()
+            return t
+
+        return self._best(legal, after)
+
+    def _best(self, choices: list, after: Callable[[Any], Model]) -> Any:
+        """The choice whose position after it (and the end of the turn) searches best."""
+        best, best_value = choices[0], -np.inf
+        for choice in choices:
+            value = search(after(choice), self.depth - 1, best_value, np.inf)
+            if value > best_value:
+                best, best_value = choice, value
+        return best
+
+    def model(self, v: dict[str, np.ndarray]) -> Model:
+        """The public position from the observation, in the expert's frame."""
+        m = Model.__new__(Model)
+        trays = v["trays"].ravel().tolist()
+        down = v["face_down"].ravel().tolist()
+        m.grid = [-1 if d else t for t, d in zip(trays, down, strict=True)]
+        m.row, m.col = divmod(int(np.argmax(v["grabber"])), SIZE)
+        types = v["tile_type"].argmax(axis=2)
+        m.tiles = np.where(v["tile_state"][:, :, 0] > 0, types, -1).tolist()
+        count = v["crate_count"].astype(int).tolist()
+        top = v["crate_top"].tolist()
+        stack = v["crate_stack"]
+        mine = [tuple(stack[0, k, : count[0][k]].tolist()) for k in range(NUM_CRATES)]
+        if self.full:
+            theirs = [tuple(stack[1, k, : count[1][k]].tolist()) for k in range(NUM_CRATES)]
+        else:  # their buried trays: the apples unaccounted for, shared evenly
+            known = sum(trays) + sum(map(sum, mine)) + sum(top[1])
+            unseen = sum(max(0, n - 1) for n in count[1]) + sum(down)
+            mean = (self.apples - known) / unseen if unseen else 0.0
+            theirs = [(mean,) * (n - 1) + (top[1][k],) if n else () for k, n in enumerate(count[1])]
+        m.stacks = [mine, theirs]
+        m.sums = [[float(sum(s)) for s in mine], [float(sum(s)) for s in theirs]]
+        closed = v["crate_closure"].tolist()
+        m.closure = [
+            [OPEN if not any(c) else PREMIUM_CLOSED if c[0] else WHOLESALE_CLOSED for c in seat]
+            for seat in closed
+        ]
+        rush = v["rush_orders"].astype(int).tolist()
+        m.rush, m.new_rush = [rush[0][0], rush[1][0]], [rush[0][1], rush[1][1]]
+        m.player, m.over = 0, False
+        return m
+
+    @staticmethod
+    def _malfunction_candidates(m: Model, legal: list[int]) -> list[int]:
+        """Opponent tiles, the trays on the opponent's next line and the best two others."""
+        tiles = [a for a in legal if a >= TILE]
+        trays = [a for a in legal if a < TILE]
+        near = [a for a in trays if (a - TRAY) % SIZE == m.col]
+        far = sorted(
+            (a for a in trays if (a - TRAY) % SIZE != m.col), key=lambda a: -m.grid[a - TRAY]
+        )
+        return tiles + near + far[:2]
+
+    @staticmethod
+    def _place(v: dict[str, np.ndarray], action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        """Place the ``PAIRS`` on the lines in an order drawn from the (public) grid, so
+        every step of a placement follows the same plan."""
+        trays = v["trays"].ravel()
+        seed = int((trays * np.arange(1, 37)).sum()) + 7 * int(np.argmax(v["grabber"]))
+        lines = np.random.default_rng(seed).permutation(SIZE).tolist()
+        for line, pair in zip(lines, PAIRS, strict=True):
+            for end, kind in enumerate(pair):
+                action = PLACE + (end * SIZE + line) * 6 + kind
+                if action_mask[action]:
+                    return action
+        return int(rng.choice(np.flatnonzero(action_mask)))
