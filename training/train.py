@@ -60,6 +60,9 @@ class Args:
         "the policy, Monte Carlo returns for the value) before PPO starts; 0: start from scratch",
     )
     imitate_epochs: int = arg(8, "passes over the imitation data (in every round)")
+    imitate_learning_rate: float = arg(
+        1e-3, "Adam learning rate of the imitation fit (PPO then uses --learning-rate)"
+    )
     imitate_rounds: int = arg(
         1,
         "imitation rounds: the first follows the teacher's own play; each later one plays "
@@ -245,11 +248,19 @@ def greedy_agreement(model, data: dict[str, np.ndarray]) -> float:
 
 def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
     """Fit the policy to the demonstrated actions (cross-entropy under the mask) and the
-    value to their returns, with the model's own optimizer; report the greedy agreement."""
+    value to their returns; report the greedy agreement.
+
+    The fit has its own Adam optimizer and learning rate (PPO's is usually far smaller),
+    and the policy's and the value's gradients are clipped apart: the returns' squared
+    errors are large, and clipped together they would shrink the policy's steps to nothing.
+    """
     import torch
     import torch.nn.functional as F
 
     policy = model.policy
+    value_side = [p for name, p in policy.named_parameters() if "value" in name]
+    policy_side = [p for name, p in policy.named_parameters() if "value" not in name]
+    optimizer = torch.optim.Adam(policy.parameters(), lr=args.imitate_learning_rate)
     tensors = {key: torch.as_tensor(value) for key, value in data.items()}
     rng = np.random.default_rng(args.seed)
     size = len(data["actions"])
@@ -263,11 +274,11 @@ def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
             )
             policy_loss = -log_prob.mean()
             value_loss = F.mse_loss(values.flatten(), tensors["returns"][batch])
-            loss = policy_loss + model.vf_coef * value_loss
-            policy.optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
-            policy.optimizer.step()
+            optimizer.zero_grad()
+            (policy_loss + model.vf_coef * value_loss).backward()
+            torch.nn.utils.clip_grad_norm_(policy_side, model.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(value_side, model.max_grad_norm)
+            optimizer.step()
     return {
         "agreement_before": before,
         "agreement": greedy_agreement(model, data),
