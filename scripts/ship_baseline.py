@@ -1,6 +1,7 @@
 """Copy a training run's model into training/baselines as the shipped agent.
 
     python scripts/ship_baseline.py runs/pico-2p-seed0
+    python scripts/ship_baseline.py runs/forslag-4p-seed0 --model best_model
 
 The copy drops the optimizer's running statistics (a shipped policy only plays),
 which makes it about three times smaller, and is saved as
@@ -25,9 +26,18 @@ from training.agents.policy import baseline_path, save_policy
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a run folder made by training.train")
+    parser.add_argument(
+        "--model",
+        default="model",
+        choices=("model", "best_model"),
+        help="the final model, or the one that did best in the periodic evaluations",
+    )
     args = parser.parse_args()
-    metadata = json.loads((args.run / "model.json").read_text())
-    model = MaskablePPO.load(args.run / "model.zip", device="cpu")
+    metadata = json.loads((args.run / "model.json").read_text())  # has the command and time
+    if args.model != "model":
+        chosen = json.loads((args.run / f"{args.model}.json").read_text())
+        metadata["timesteps"] = chosen["timesteps"]
+    model = MaskablePPO.load(args.run / f"{args.model}.zip", device="cpu")
     model.policy.optimizer = torch.optim.Adam(model.policy.parameters())  # no statistics
     name = get_spec(metadata["env_id"]).name
     path = save_policy(model, baseline_path(name, metadata["num_players"]), metadata)
