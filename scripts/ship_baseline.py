@@ -3,8 +3,9 @@
     python scripts/ship_baseline.py runs/pico-2p-seed0
     python scripts/ship_baseline.py runs/forslag-4p-seed0 --model best_model
 
-The copy drops the optimizer's running statistics (a shipped policy only plays),
-which makes it about three times smaller, and is saved as
+A shipped policy only plays, so the copy drops the optimizer's running statistics,
+zeroes the value network, can round the policy's weights to float16 (``--half``;
+loading restores float32) and is deflated; it is saved as
 ``training/baselines/<game>_<N>p.zip`` with its metadata (env, spaces, command,
 training steps and time) beside it; ``opponent="ppo"`` then loads it.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import zipfile
 from pathlib import Path
 
 import torch
@@ -21,6 +23,26 @@ from sb3_contrib import MaskablePPO
 import envs  # noqa: F401  (registers the ids)
 from envs.core.spec import get_spec
 from training.agents.policy import baseline_path, save_policy
+
+
+def compact(model, half: bool) -> None:
+    """Keep only what playing needs: no optimizer statistics, a zero value network."""
+    model.policy.optimizer = torch.optim.Adam(model.policy.parameters())
+    with torch.no_grad():
+        for name, parameter in model.policy.named_parameters():
+            if "value" in name:
+                parameter.zero_()
+    if half:
+        model.policy.half()
+
+
+def deflate(path: Path) -> None:
+    """Rewrite a zip archive compressed (SB3 stores its members uncompressed)."""
+    with zipfile.ZipFile(path) as archive:
+        members = [(info, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for info, data in members:
+            archive.writestr(info.filename, data)
 
 
 def main() -> None:
@@ -32,15 +54,17 @@ def main() -> None:
         choices=("model", "best_model"),
         help="the final model, or the one that did best in the periodic evaluations",
     )
+    parser.add_argument("--half", action="store_true", help="store the weights as float16")
     args = parser.parse_args()
     metadata = json.loads((args.run / "model.json").read_text())  # has the command and time
     if args.model != "model":
         chosen = json.loads((args.run / f"{args.model}.json").read_text())
         metadata["timesteps"] = chosen["timesteps"]
     model = MaskablePPO.load(args.run / f"{args.model}.zip", device="cpu")
-    model.policy.optimizer = torch.optim.Adam(model.policy.parameters())  # no statistics
+    compact(model, args.half)
     name = get_spec(metadata["env_id"]).name
     path = save_policy(model, baseline_path(name, metadata["num_players"]), metadata)
+    deflate(path)
     print(f"{path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 
