@@ -45,6 +45,20 @@ def deflate(path: Path) -> None:
             archive.writestr(info.filename, data)
 
 
+def ship(run: Path, which: str = "model", half: bool = False, to: Path | None = None) -> Path:
+    """Copy ``run``'s model (``which``: model or best_model) to ``to``, by default the
+    shipped baseline's path for its game and player count."""
+    metadata = json.loads((run / "model.json").read_text())  # has the command and time
+    if which != "model":
+        metadata["timesteps"] = json.loads((run / f"{which}.json").read_text())["timesteps"]
+    model = MaskablePPO.load(run / f"{which}.zip", device="cpu")
+    compact(model, half)
+    name = get_spec(metadata["env_id"]).name
+    path = save_policy(model, to or baseline_path(name, metadata["num_players"]), metadata)
+    deflate(path)
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a run folder made by training.train")
@@ -56,15 +70,7 @@ def main() -> None:
     )
     parser.add_argument("--half", action="store_true", help="store the weights as float16")
     args = parser.parse_args()
-    metadata = json.loads((args.run / "model.json").read_text())  # has the command and time
-    if args.model != "model":
-        chosen = json.loads((args.run / f"{args.model}.json").read_text())
-        metadata["timesteps"] = chosen["timesteps"]
-    model = MaskablePPO.load(args.run / f"{args.model}.zip", device="cpu")
-    compact(model, args.half)
-    name = get_spec(metadata["env_id"]).name
-    path = save_policy(model, baseline_path(name, metadata["num_players"]), metadata)
-    deflate(path)
+    path = ship(args.run, args.model, args.half)
     print(f"{path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 

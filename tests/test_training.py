@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -242,3 +243,38 @@ def test_an_unknown_teacher_is_a_clear_error(tmp_path):
     args = training_train.Args(env="hiddenhand/pico-v0", imitate_steps=10, teacher="oracle")
     with pytest.raises(ValueError, match="unknown agent 'oracle'.*allowed agents"):
         training_train.collect_demonstrations(args, tmp_path)
+
+
+def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(tiny_pico_model, tmp_path):
+    import importlib.util
+
+    import numpy as np
+
+    module_path = Path(__file__).resolve().parent.parent / "scripts" / "ship_baseline.py"
+    module_spec = importlib.util.spec_from_file_location("ship_baseline", module_path)
+    ship_baseline = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(ship_baseline)
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "model.zip").write_bytes(tiny_pico_model.read_bytes())
+    (run / "model.json").write_text(tiny_pico_model.with_suffix(".json").read_text())
+    shipped = ship_baseline.ship(run, to=tmp_path / "shipped.zip")
+    assert shipped.stat().st_size < (run / "model.zip").stat().st_size / 2
+
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    original = load_policy(run / "model.zip", game, spec.aec_id)
+    copy = load_policy(shipped, game, spec.aec_id)
+    values = [p for n, p in copy.model.policy.named_parameters() if "value" in n]
+    assert values and all(not p.any() for p in values)
+    rng = np.random.default_rng(0)
+    for seed in range(5):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        while not state.is_terminal():
+            joint = {}
+            for p in state.to_act():
+                observation, mask = game.observation(state, p), state.legal_mask(p).astype("int8")
+                joint[p] = original.act(observation, mask, rng)
+                assert copy.act(observation, mask, rng) == joint[p]
+            state.apply(joint)
