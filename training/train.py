@@ -396,6 +396,10 @@ def train(args: Args) -> Path:
         for round_ in range(args.imitate_rounds):
             if round_:  # DAgger: the teacher labels the states the policy reaches
                 more = collect_demonstrations(args, snapshots, student=PolicyAgent(model))
+                # Unseen by the fit so far: how well the policy imitates where it goes itself.
+                print(
+                    f"  agreement on the policy's own new states: {greedy_agreement(model, more):.3f}"
+                )
                 data = {key: np.concatenate([data[key], more[key]]) for key in data}
             fit = imitate(model, data, args)
             print(
