@@ -13,7 +13,7 @@ import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
-from cases import CASES
+from cases import CASES, assert_plays_only_legal_moves
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from pettingzoo.test import api_test, parallel_api_test, seed_test
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
@@ -354,3 +354,12 @@ def test_a_game_without_encode_or_observation_says_so():
     game = Blank.from_options()
     with pytest.raises(NotImplementedError, match="must implement encode"):
         game.encode(None, 0, {})
+
+
+@pytest.mark.parametrize("env_id, config", CASES)
+def test_every_rule_based_agent_plays_only_legal_moves(env_id, config):
+    """The heuristic, and any other agent a game names (e.g. an expert teacher)."""
+    spec = envs.get_spec(env_id)
+    game = spec.make_game(**config)
+    for name in spec.agents:
+        assert_plays_only_legal_moves(game, spec.agent_factory(name)(game))

@@ -569,28 +569,6 @@ def test_heuristic_beats_random(num_players, variant):
     assert np.mean(records["heuristic"].scores) > np.mean(records["random"].scores) + 2
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 5])
-@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
-def test_expert_plays_only_legal_moves(num_players, variant):
-    game = make(num_players, variant=variant)
-    seats = [
-        EasterCollectionExpert(game),
-        EasterCollectionHeuristic(game),
-        *[easter.SPEC.agent_factory("random")(game)] * (num_players - 2),
-    ]
-    rng = np.random.default_rng(0)
-    for g in range(4):
-        state = game.new_initial_state(np.random.default_rng(g))
-        players = seats[g % num_players :] + seats[: g % num_players]
-        while not state.is_terminal():
-            joint = {}
-            for p in state.to_act():
-                mask = state.legal_mask(p).astype(np.int8)
-                joint[p] = players[p].act(game.observation(state, p), mask, rng)
-                assert mask[joint[p]]
-            state.apply(joint)
-
-
 def test_expert_beats_the_heuristic():
     game = make(2)
     lineup = [
