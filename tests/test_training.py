@@ -278,3 +278,35 @@ def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(tiny_pico_model
                 joint[p] = original.act(observation, mask, rng)
                 assert copy.act(observation, mask, rng) == joint[p]
             state.apply(joint)
+
+
+def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico_model, tmp_path):
+    import torch
+
+    common = ["--total-timesteps", "0", "--eval-every", "0", "--final-eval-games", "4"]
+    common += [
+        "--seed",
+        "5",
+        "--net-arch",
+        "64,64",
+        "--run-dir",
+        str(tmp_path),
+        "--no-progress-bar",
+    ]
+    with pytest.raises(ValueError, match="num_players: model 2, env 3"):
+        training_train.train(
+            training_train.parse_args(
+                ["--env", "hiddenhand/pico-v0", "--num-players", "3", "--init-model"]
+                + [str(tiny_pico_model), *common]
+            )
+        )
+    run = training_train.train(
+        training_train.parse_args(
+            ["--env", "hiddenhand/pico-v0", "--init-model", str(tiny_pico_model), *common]
+        )
+    )
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    start = load_policy(tiny_pico_model, game, spec.aec_id).model.policy.state_dict()
+    after = load_policy(run / "model.zip", game, spec.aec_id).model.policy.state_dict()
+    assert all(torch.equal(start[key], after[key]) for key in start)

@@ -72,6 +72,11 @@ class Args:
     teacher: str = arg(
         "heuristic", "the agent imitated: any agent the game knows (heuristic, expert, ...)"
     )
+    init_model: str = arg(
+        "",
+        "start from a saved model's weights (a run's model.zip, checked against the env; "
+        "same --net-arch) to train it further",
+    )
     n_envs: int = arg(4, "environments stepped in parallel")
     subproc: bool = arg(False, "run the environments in subprocesses (SubprocVecEnv)")
     seed: int = arg(0, "seed of everything: envs, opponents, network initialisation")
@@ -330,7 +335,13 @@ def train(args: Args) -> Path:
     run = Path(args.run_dir) / (args.run_name or f"{spec.name}-{game.num_players}p-seed{args.seed}")
     snapshots = run / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
-    config = dataclasses.asdict(args) | {"command": command_line(args)}
+    command = command_line(args)
+    if args.init_model:  # check it fits this env, and record how it was made
+        load_policy(args.init_model, game, spec.aec_id)
+        made_by = json.loads(Path(args.init_model).with_suffix(".json").read_text())
+        if "command" in made_by:
+            command = f"{made_by['command']} && {command}"
+    config = dataclasses.asdict(args) | {"command": command}
     (run / "config.json").write_text(json.dumps(config, indent=2))
 
     vec_class = SubprocVecEnv if args.subproc else DummyVecEnv
@@ -350,6 +361,8 @@ def train(args: Args) -> Path:
         device="cpu",
         verbose=0,
     )
+    if args.init_model:
+        model.set_parameters(str(Path(args.init_model).with_suffix(".zip")), device="cpu")
     metadata = policy_metadata(spec.aec_id, game, options, reward_mode=args.reward_mode)
     rows: list[dict] = []
     best = {"value": -np.inf}
