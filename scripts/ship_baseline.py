@@ -22,16 +22,15 @@ from sb3_contrib import MaskablePPO
 
 import envs  # noqa: F401  (registers the ids)
 from envs.core.spec import get_spec
-from training.agents.policy import baseline_path, save_policy
+from training.agents.policy import actor_and_critic_parameters, baseline_path, save_policy
 
 
 def compact(model, half: bool) -> None:
     """Keep only what playing needs: no optimizer statistics, a zero value network."""
     model.policy.optimizer = torch.optim.Adam(model.policy.parameters())
     with torch.no_grad():
-        for name, parameter in model.policy.named_parameters():
-            if "value" in name:
-                parameter.zero_()
+        for parameter in actor_and_critic_parameters(model.policy)[1]:
+            parameter.zero_()
     if half:
         model.policy.half()
 

@@ -9,7 +9,13 @@ import pytest
 
 import envs
 from training import train as training_train
-from training.agents.policy import BASELINES, load_policy, policy_metadata, save_policy
+from training.agents.policy import (
+    BASELINES,
+    actor_and_critic_parameters,
+    load_policy,
+    policy_metadata,
+    save_policy,
+)
 
 
 @pytest.fixture(scope="module")
@@ -266,7 +272,7 @@ def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(tiny_pico_model
     game = spec.make_game()
     original = load_policy(run / "model.zip", game, spec.aec_id)
     copy = load_policy(shipped, game, spec.aec_id)
-    values = [p for n, p in copy.model.policy.named_parameters() if "value" in n]
+    values = actor_and_critic_parameters(copy.model.policy)[1]
     assert values and all(not p.any() for p in values)
     rng = np.random.default_rng(0)
     for seed in range(5):
@@ -298,6 +304,13 @@ def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico
             training_train.parse_args(
                 ["--env", "hiddenhand/pico-v0", "--num-players", "3", "--init-model"]
                 + [str(tiny_pico_model), *common]
+            )
+        )
+    narrower = [*common, "--net-arch", "32,32"]  # the last value of a flag counts
+    with pytest.raises(ValueError, match="has hidden layers .*not --net-arch 32,32"):
+        training_train.train(
+            training_train.parse_args(
+                ["--env", "hiddenhand/pico-v0", "--init-model", str(tiny_pico_model), *narrower]
             )
         )
     run = training_train.train(

@@ -31,7 +31,13 @@ import numpy as np
 
 import envs
 from envs.core.spec import get_spec
-from training.agents.policy import PolicyAgent, load_policy, policy_metadata, save_policy
+from training.agents.policy import (
+    PolicyAgent,
+    actor_and_critic_parameters,
+    load_policy,
+    policy_metadata,
+    save_policy,
+)
 from training.evaluate import head_to_head
 
 
@@ -263,8 +269,7 @@ def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
     import torch.nn.functional as F
 
     policy = model.policy
-    value_side = [p for name, p in policy.named_parameters() if "value" in name]
-    policy_side = [p for name, p in policy.named_parameters() if "value" not in name]
+    policy_side, value_side = actor_and_critic_parameters(policy)
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.imitate_learning_rate)
     tensors = {key: torch.as_tensor(value) for key, value in data.items()}
     rng = np.random.default_rng(args.seed)
@@ -335,9 +340,18 @@ def train(args: Args) -> Path:
     run = Path(args.run_dir) / (args.run_name or f"{spec.name}-{game.num_players}p-seed{args.seed}")
     snapshots = run / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
+    net_arch = [int(x) for x in args.net_arch.split(",")]
     command = command_line(args)
-    if args.init_model:  # check it fits this env, and record how it was made
-        load_policy(args.init_model, game, spec.aec_id)
+    if args.init_model:  # check it fits this env and --net-arch, and record how it was made
+        start = load_policy(args.init_model, game, spec.aec_id).model.policy
+        hidden = start.net_arch  # SB3's default spells [64, 64] as {"pi": ..., "vf": ...}
+        if isinstance(hidden, dict) and hidden.get("pi") == hidden.get("vf"):
+            hidden = hidden["pi"]
+        if hidden != net_arch:
+            raise ValueError(
+                f"{args.init_model} has hidden layers {start.net_arch}, not --net-arch "
+                f"{args.net_arch}"
+            )
         made_by = json.loads(Path(args.init_model).with_suffix(".json").read_text())
         if "command" in made_by:
             command = f"{made_by['command']} && {command}"
@@ -355,14 +369,14 @@ def train(args: Args) -> Path:
         n_epochs=args.n_epochs,
         gamma=args.gamma,
         ent_coef=args.ent_coef,
-        policy_kwargs={"net_arch": [int(x) for x in args.net_arch.split(",")]},
+        policy_kwargs={"net_arch": net_arch},
         tensorboard_log=str(run / "tensorboard"),
         seed=args.seed,
         device="cpu",
         verbose=0,
     )
     if args.init_model:
-        model.set_parameters(str(Path(args.init_model).with_suffix(".zip")), device="cpu")
+        model.policy.load_state_dict(start.state_dict())
     metadata = policy_metadata(spec.aec_id, game, options, reward_mode=args.reward_mode)
     rows: list[dict] = []
     best = {"value": -np.inf}

@@ -98,6 +98,16 @@ def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
     return PolicyAgent(model)
 
 
+def actor_and_critic_parameters(policy) -> tuple[list, list]:
+    """A MaskablePPO policy's parameters, split into the actor's and the value network's
+    (SB3 names the latter ``mlp_extractor.value_net`` and ``value_net``)."""
+    named = list(policy.named_parameters())
+    return (
+        [p for name, p in named if "value" not in name],
+        [p for name, p in named if "value" in name],
+    )
+
+
 def baseline_path(game_name: str, num_players: int) -> Path:
     """Where the shipped baseline of a game and player count lives."""
     return BASELINES / f"{game_name}_{num_players}p.zip"
