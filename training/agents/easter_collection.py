@@ -50,6 +50,14 @@ DISCARD_COST = 0.2  # a discarded card is out of the game: lose a little of its 
 AVERAGE_POINTS = 72 / 52  # mean points of a card
 
 
+def decode_table(one_hots: np.ndarray) -> list[int]:
+    """The card at each table position (-1: none) from the observation's table field."""
+    table = [-1] * NUM_POSITIONS
+    for index in np.flatnonzero(one_hots).tolist():
+        table[index // NUM_CARDS] = index % NUM_CARDS
+    return table
+
+
 class EasterCollectionHeuristic:
     def __init__(self, game: EasterCollectionGame) -> None:
         self.game = game
@@ -72,9 +80,7 @@ class EasterCollectionHeuristic:
         legal = np.flatnonzero(action_mask).tolist()
         if len(legal) == 1:
             return legal[0]
-        table = [-1] * NUM_POSITIONS
-        for index in np.flatnonzero(observation[self.table]).tolist():
-            table[index // NUM_CARDS] = index % NUM_CARDS
+        table = decode_table(observation[self.table])
         unseen = np.flatnonzero(observation[self.unseen]).tolist()
         unseen_by_suit: list[list[int]] = [[], [], [], []]
         for card in unseen:
@@ -195,9 +201,7 @@ class EasterCollectionExpert:
         if len(legal) == 1:
             return legal[0]
         n = self.num_players
-        table = [-1] * NUM_POSITIONS
-        for index in np.flatnonzero(observation[self.table]).tolist():
-            table[index // NUM_CARDS] = index % NUM_CARDS
+        table = decode_table(observation[self.table])
         hand = np.flatnonzero(observation[self.hand]).tolist()
         unseen = np.flatnonzero(observation[self.unseen]).tolist()
         placing = observation[self.placing_index] > 0

@@ -60,14 +60,16 @@ def decode_card(attributes: list[float]) -> int:
     return attributes.index(1.0, 0, 5) * 5 + attributes.index(1.0, 5) - 5
 
 
-class ForslagHeuristic:
+class ForslagReader:
+    """The observation offsets both players read (the own hand, row 0 of "hands"; the pool;
+    the round one-hot; the Match Board; the own board, row 0, and the right-hand
+    neighbour's, row n - 1) and the cards every play is matched against."""
+
     def __init__(self, game: ForslagGame) -> None:
         self.game = game
         fields = game.observation_layout.fields
         n = game.num_players
-        # Offsets of what the heuristic reads: the own hand (row 0 of "hands"), the pool,
-        # the round one-hot, the Match Board, the own board (row 0) and the right-hand
-        # neighbour's (row n - 1).
+        self.num_rounds = n
         self.hand = fields["hands"].start
         self.pool = fields["pool"].start
         self.round = fields["round"].start
@@ -75,19 +77,27 @@ class ForslagHeuristic:
         self.round_cards = fields["round_cards"].start
         self.own_board = fields["boards"].start
         self.right_board = fields["boards"].start + (n - 1) * n * NUM_ATTRIBUTES
-        self.num_rounds = n
 
-    def act(
-        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
-    ) -> int:
-        n = self.num_rounds
-        round_onehot = observation[self.round : self.round + n].tolist()
+    def match_cards(self, observation: np.ndarray) -> tuple[int, int, int, int]:
+        """The round, the Game Card, this round's Round Card and the right-hand neighbour's
+        card at this round's position (-1 where there is none yet)."""
+        round_onehot = observation[self.round : self.round + self.num_rounds].tolist()
         r = round_onehot.index(1.0) if 1.0 in round_onehot else 0
-        game_card = decode_card(observation[self.game_card : self.game_card + 10].tolist())
+        at = self.game_card
+        game_card = decode_card(observation[at : at + NUM_ATTRIBUTES].tolist())
         at = self.round_cards + r * NUM_ATTRIBUTES
         round_card = decode_card(observation[at : at + NUM_ATTRIBUTES].tolist())
         at = self.right_board + r * NUM_ATTRIBUTES
         right_card = decode_card(observation[at : at + NUM_ATTRIBUTES].tolist())
+        return r, game_card, round_card, right_card
+
+
+class ForslagHeuristic(ForslagReader):
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        n = self.num_rounds
+        r, game_card, round_card, right_card = self.match_cards(observation)
         board = observation[self.own_board : self.own_board + n * NUM_ATTRIBUTES]
         attributes = board.reshape(n, NUM_ATTRIBUTES).sum(axis=0).tolist()
         most = max(attributes)
@@ -178,24 +188,16 @@ def future_sets(
     return table
 
 
-class ForslagExpert:
+class ForslagExpert(ForslagReader):
     """A stronger rule-based player (a teacher for behaviour cloning); see the module
     docstring for the strategy. Deterministic: ``rng`` is not used."""
 
     def __init__(self, game: ForslagGame) -> None:
-        self.game = game
-        fields = game.observation_layout.fields
+        super().__init__(game)
         n = game.num_players
-        self.num_rounds = n
-        self.hand = fields["hands"].start
-        self.pool = fields["pool"].start
+        fields = game.observation_layout.fields
         self.unseen = fields["unseen"].start
-        self.round = fields["round"].start
         self.start_player = fields["start_player"].start
-        self.game_card = fields["game_card"].start
-        self.round_cards = fields["round_cards"].start
-        self.own_board = fields["boards"].start
-        self.right_board = fields["boards"].start + (n - 1) * n * NUM_ATTRIBUTES
         # Cards in the pool at the start of each round (the short deck ends the 6-player game).
         deck = 2 * NUM_TYPES - n * HAND_SIZE - 1
         self.pool_sizes = [max(0, min(n + 1, deck - (n + 1) * r)) for r in range(n)]
@@ -205,15 +207,9 @@ class ForslagExpert:
     ) -> int:
         n = self.num_rounds
         obs = observation.tolist()
-        round_onehot = obs[self.round : self.round + n]
-        r = round_onehot.index(1.0) if 1.0 in round_onehot else 0
+        r, game_card, round_card, right_card = self.match_cards(observation)
         starts = obs[self.start_player : self.start_player + n]
         order = (-starts.index(1.0)) % n if 1.0 in starts else 0  # this seat's turn in round r
-        game_card = decode_card(obs[self.game_card : self.game_card + NUM_ATTRIBUTES])
-        at = self.round_cards + r * NUM_ATTRIBUTES
-        round_card = decode_card(obs[at : at + NUM_ATTRIBUTES])
-        at = self.right_board + r * NUM_ATTRIBUTES
-        right_card = decode_card(obs[at : at + NUM_ATTRIBUTES])
         board = [0] * NUM_ATTRIBUTES
         for at in range(self.own_board, self.own_board + r * NUM_ATTRIBUTES, NUM_ATTRIBUTES):
             for a in range(NUM_ATTRIBUTES):
