@@ -33,3 +33,14 @@ def test_heuristic_vs_random_script_reports_every_configuration():
     )
     rows = [line for line in out.splitlines() if line.startswith("| hiddenhand/pico-v0")]
     assert len(rows) == 2 * len(envs.get_spec("hiddenhand/pico-v0").configurations)
+
+
+def test_policy_benchmark_times_every_baseline_and_finds_the_same_choices():
+    from training.agents.policy import BASELINES
+
+    out = run_script("scripts/bench_policy.py", "--decisions", "40", "--repeats", "1")
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "µs" not in line]
+    assert sorted(row.split("|")[1].strip() for row in rows) == sorted(
+        p.stem for p in BASELINES.glob("*.zip")
+    )
+    assert all(row.split("|")[5].strip() == "True" for row in rows)

@@ -43,6 +43,33 @@ def test_saved_policy_loads_for_its_env_and_plays(tiny_pico_model):
     assert state.legal_mask(0)[action]
 
 
+def test_policy_agent_chooses_as_sb3_predict_and_samples_from_its_rng(tiny_pico_model):
+    import numpy as np
+
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    greedy = load_policy(tiny_pico_model, game, spec.aec_id)
+    sampler = load_policy(tiny_pico_model, game, spec.aec_id)
+    sampler.deterministic = False
+    decisions = 0
+    for seed in range(10):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        while not state.is_terminal():
+            joint = {}
+            for p in state.to_act():
+                observation, mask = game.observation(state, p), state.legal_mask(p).astype("int8")
+                expected, _ = greedy.model.predict(
+                    observation, action_masks=mask.astype(bool), deterministic=True
+                )
+                joint[p] = greedy.act(observation, mask, None)
+                assert joint[p] == int(expected)
+                draws = [sampler.act(observation, mask, np.random.default_rng(s)) for s in (1, 1)]
+                assert draws[0] == draws[1] and mask[draws[0]]
+                decisions += 1
+            state.apply(joint)
+    assert decisions > 50
+
+
 def test_loading_a_model_into_another_env_says_what_differs(tiny_pico_model):
     spec = envs.get_spec("hiddenhand/pico-v0")
     with pytest.raises(ValueError, match="num_players: model 2, env 3"):
