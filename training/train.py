@@ -31,6 +31,7 @@ import numpy as np
 
 import envs
 from envs.core.spec import get_spec
+from training.agents.features import FEATURES
 from training.agents.policy import (
     PolicyAgent,
     actor_and_critic_parameters,
@@ -93,6 +94,11 @@ class Args:
     gamma: float = arg(0.995, "discount factor")
     ent_coef: float = arg(0.01, "entropy bonus")
     net_arch: str = arg("128,128", "hidden layer sizes of the policy and value networks")
+    features: str = arg(
+        "raw",
+        "what the networks read: raw (the observation) or game (the observation and the "
+        "game's own extra features, see training/agents/features.py; Pick & Pack)",
+    )
     eval_every: int = arg(25_000, "timesteps between evaluations (0: only at the end)")
     eval_games: int = arg(200, "seat-rotated games per baseline at each periodic evaluation")
     final_eval_games: int = arg(1000, "seat-rotated games per baseline at the end")
@@ -330,6 +336,7 @@ def train(args: Args) -> Path:
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.torch_layers import FlattenExtractor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     spec = get_spec(args.env)
@@ -341,6 +348,15 @@ def train(args: Args) -> Path:
     snapshots = run / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
     net_arch = [int(x) for x in args.net_arch.split(",")]
+    policy_kwargs: dict[str, Any] = {"net_arch": net_arch}
+    if args.features == "game":
+        if spec.name not in FEATURES:
+            raise ValueError(
+                f"{spec.aec_id} has no game features; games with them: {', '.join(FEATURES)}"
+            )
+        policy_kwargs["features_extractor_class"] = FEATURES[spec.name]
+    elif args.features != "raw":
+        raise ValueError(f"--features {args.features!r} is not allowed; allowed: raw, game")
     command = command_line(args)
     if args.init_model:  # check it fits this env and --net-arch, and record how it was made
         start = load_policy(args.init_model, game, spec.aec_id).model.policy
@@ -351,6 +367,12 @@ def train(args: Args) -> Path:
             raise ValueError(
                 f"{args.init_model} has hidden layers {start.net_arch}, not --net-arch "
                 f"{args.net_arch}"
+            )
+        reads = policy_kwargs.get("features_extractor_class", FlattenExtractor)
+        if type(start.features_extractor) is not reads:
+            raise ValueError(
+                f"{args.init_model} reads {type(start.features_extractor).__name__}, "
+                f"not --features {args.features}"
             )
         made_by = json.loads(Path(args.init_model).with_suffix(".json").read_text())
         if "command" in made_by:
@@ -369,7 +391,7 @@ def train(args: Args) -> Path:
         n_epochs=args.n_epochs,
         gamma=args.gamma,
         ent_coef=args.ent_coef,
-        policy_kwargs={"net_arch": net_arch},
+        policy_kwargs=policy_kwargs,
         tensorboard_log=str(run / "tensorboard"),
         seed=args.seed,
         device="cpu",

@@ -1,0 +1,77 @@
+"""Game-specific feature extractors for MaskablePPO policies (``--features game``).
+
+An extractor passes the observation through unchanged and appends a few features
+computed from it that a plain MLP finds hard to learn: lookups that depend on where
+something is, such as "the tray in the grabber's row at each line". It has no
+weights of its own; the policy and value MLPs sit on top of it as usual. A model
+trained with one keeps the extractor's import path in its saved file, so it loads
+with ``load_policy`` like any other.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+from envs.core.spec import get_spec
+
+
+class LayoutFeatures(BaseFeaturesExtractor):
+    """The observation, then ``extra(fields)`` (a ``(batch, n)`` tensor) appended."""
+
+    env_id = ""
+    extra_size = 0
+
+    def __init__(self, observation_space: gymnasium.spaces.Box) -> None:
+        super().__init__(observation_space, observation_space.shape[0] + self.extra_size)
+        self.fields = get_spec(self.env_id).make_game().observation_layout.fields
+
+    def forward(self, observations):
+        import torch
+
+        views = {
+            name: observations[:, f.start : f.stop].reshape(-1, *f.shape)
+            for name, f in self.fields.items()
+        }
+        return torch.cat([observations, self.extra(views)], dim=1)
+
+    def extra(self, views: dict):
+        raise NotImplementedError
+
+
+class PickAndPackFeatures(LayoutFeatures):
+    """Per line of the observer's frame (they move along the grabber's row, to a line):
+
+    - the tray there in the grabber's row, and whether that space is face down;
+    - which of their unplayed tile types could be activated there (an empty space);
+    - the best tray the opponent could then take along that line (the grabber's row
+      excluded), and the best they could take while leaving the observer the least
+      on the row they move to (a second ply).
+    """
+
+    env_id = "hiddenhand/pick_and_pack-v0"
+    extra_size = 6 + 6 + 36 + 6 + 6
+
+    def extra(self, v: dict):
+        import torch
+
+        trays, face_down = v["trays"], v["face_down"]  # (B, row, line)
+        row = v["grabber"].sum(dim=2)  # (B, 6): one-hot of the grabber's row
+        in_row = row[:, :, None]
+        row_trays = (in_row * trays).sum(dim=1)
+        row_face_down = (in_row * face_down).sum(dim=1)
+        empty = (row_trays == 0).float() * (1 - row_face_down)
+        unplayed = v["tile_state"][:, 0, :, 0:1] * v["tile_type"][:, 0]  # (B, 12, 6)
+        line_tiles = (unplayed[:, :6] + unplayed[:, 6:]).clamp(max=1) * empty[:, :, None]
+        other_rows = trays - 99.0 * in_row  # the grabber's row is not the opponent's choice
+        threat = other_rows.max(dim=1).values.clamp(min=0)
+        top_two = trays.topk(2, dim=2).values  # best and second best tray of each row
+        best_elsewhere = torch.where(
+            trays >= top_two[:, :, :1], top_two[:, :, 1:], top_two[:, :, :1]
+        )
+        reply = (other_rows - 0.5 * best_elsewhere).max(dim=1).values.clamp(min=-3)
+        return torch.cat([row_trays, row_face_down, line_tiles.flatten(1), threat, reply], dim=1)
+
+
+#: The extractor of each game that has one, by game name.
+FEATURES: dict[str, type[LayoutFeatures]] = {"pick_and_pack": PickAndPackFeatures}
