@@ -350,3 +350,72 @@ def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico
     start = load_policy(tiny_pico_model, game, spec.aec_id).model.policy.state_dict()
     after = load_policy(run / "model.zip", game, spec.aec_id).model.policy.state_dict()
     assert all(torch.equal(start[key], after[key]) for key in start)
+
+
+def test_pick_and_pack_features_read_the_board_as_the_heuristic_does():
+    """The extractor's lookups equal the heuristic's own reading of the same positions."""
+    import gymnasium
+    import numpy as np
+    import torch
+
+    from training.agents.features import PickAndPackFeatures
+    from training.agents.pick_and_pack import Board
+
+    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game()
+    layout = game.observation_layout
+    extractor = PickAndPackFeatures(gymnasium.spaces.Box(0, 1000, (layout.size,)))
+    rng, checked = np.random.default_rng(0), 0
+    for seed in range(6):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        while not state.is_terminal():
+            joint = {}
+            for p in state.to_act():
+                observation = game.observation(state, p)
+                v = layout.views(observation)
+                features = extractor(torch.as_tensor(observation)[None])[0].numpy()
+                assert np.array_equal(features[: layout.size], observation)
+                extra = features[layout.size :]
+                if v["grabber"].any():
+                    board = Board(v)
+                    assert extra[:6].tolist() == board.trays[board.row]
+                    assert extra[48:54].tolist() == board.threat
+                    tiles = extra[12:48].reshape(6, 6)
+                    for line in range(6):
+                        empty = (
+                            not board.trays[board.row][line] and not v["face_down"][board.row][line]
+                        )
+                        kinds = (
+                            {board.tile(0, line), board.tile(1, line)} - {-1} if empty else set()
+                        )
+                        assert set(np.flatnonzero(tiles[line])) == kinds
+                    checked += 1
+                joint[p] = int(rng.choice(np.flatnonzero(state.legal_mask(p))))
+            state.apply(joint)
+    assert checked > 300
+
+
+def test_game_features_train_save_and_load(tmp_path):
+    from training.agents.features import PickAndPackFeatures
+
+    common = ["--total-timesteps", "64", "--n-steps", "32", "--batch-size", "32", "--n-envs", "2"]
+    common += ["--eval-every", "0", "--final-eval-games", "2", "--run-dir", str(tmp_path)]
+    common += ["--no-progress-bar"]
+    with pytest.raises(ValueError, match="has no game features; games with them: pick_and_pack"):
+        training_train.train(training_train.parse_args(["--features", "game", *common]))
+    with pytest.raises(ValueError, match="--features 'deep' is not allowed; allowed: raw, game"):
+        training_train.train(training_train.parse_args(["--features", "deep", *common]))
+    run = training_train.train(
+        training_train.parse_args(
+            ["--env", "hiddenhand/pick_and_pack-v0", "--features", "game", *common]
+        )
+    )
+    spec = envs.get_spec("hiddenhand/pick_and_pack-v0")
+    agent = load_policy(run / "model.zip", spec.make_game(), spec.aec_id)
+    assert isinstance(agent.model.policy.features_extractor, PickAndPackFeatures)
+    with pytest.raises(ValueError, match="reads PickAndPackFeatures, not --features raw"):
+        training_train.train(
+            training_train.parse_args(
+                ["--env", "hiddenhand/pick_and_pack-v0", "--init-model", str(run / "model.zip")]
+                + common
+            )
+        )
