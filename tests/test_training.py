@@ -419,3 +419,36 @@ def test_game_features_train_save_and_load(tmp_path):
                 + common
             )
         )
+
+
+@pytest.mark.parametrize("num_players", [3, 4, 6])
+def test_forslag_features_are_what_each_play_scores(num_players):
+    """Playing a card changes the player's score as it stands by exactly its feature."""
+    import gymnasium
+    import numpy as np
+    import torch
+
+    from training.agents.features import ForslagFeatures
+
+    game = envs.get_spec("hiddenhand/forslag-v0").make_game(num_players=num_players)
+    size = game.observation_layout.size
+    extractor = ForslagFeatures(gymnasium.spaces.Box(0, 100, (size,)), num_players=num_players)
+    rng, checked = np.random.default_rng(0), 0
+    for seed in range(4):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        while not state.is_terminal():
+            joint = {}
+            for p in state.to_act():
+                mask = state.legal_mask(p)
+                observation = torch.as_tensor(game.observation(state, p))[None]
+                total = extractor(observation)[0, -25:].numpy()
+                for action in np.flatnonzero(mask[25:]):
+                    after = state.clone()
+                    after.apply({p: int(action) + 25})
+                    assert after.scores()[p] - state.scores()[p] == total[action]
+                    checked += 1
+                joint[p] = int(rng.choice(np.flatnonzero(mask)))
+            state.apply(joint)
+    assert checked > 25 * num_players
+    with pytest.raises(ValueError, match="with 3 players reads 269 values, the space has 378"):
+        ForslagFeatures(gymnasium.spaces.Box(0, 100, (378,)), num_players=3)

@@ -14,17 +14,38 @@ import gymnasium
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from envs.core.spec import get_spec
+from envs.forslag.rules import (
+    COLOURS,
+    GAME_CARD_POINTS,
+    LARGEST_SET_POINTS,
+    NEIGHBOUR_POINTS,
+    NUM_TYPES,
+    ROUND_CARD_POINTS,
+    SHAPES,
+)
 
 
 class LayoutFeatures(BaseFeaturesExtractor):
-    """The observation, then ``extra(fields)`` (a ``(batch, n)`` tensor) appended."""
+    """The observation, then ``extra(fields)`` (a ``(batch, n)`` tensor) appended.
+
+    ``num_players`` picks the layout (saved with the model among its policy arguments).
+    """
 
     env_id = ""
-    extra_size = 0
 
-    def __init__(self, observation_space: gymnasium.spaces.Box) -> None:
-        super().__init__(observation_space, observation_space.shape[0] + self.extra_size)
-        self.fields = get_spec(self.env_id).make_game().observation_layout.fields
+    def __init__(self, observation_space: gymnasium.spaces.Box, num_players: int = 2) -> None:
+        self.num_players = num_players
+        super().__init__(observation_space, observation_space.shape[0] + self.extra_size())
+        game = get_spec(self.env_id).make_game(num_players=num_players)
+        self.fields = game.observation_layout.fields
+        if game.observation_layout.size != observation_space.shape[0]:
+            raise ValueError(
+                f"{type(self).__name__} with {num_players} players reads "
+                f"{game.observation_layout.size} values, the space has {observation_space.shape[0]}"
+            )
+
+    def extra_size(self) -> int:
+        raise NotImplementedError
 
     def forward(self, observations):
         import torch
@@ -50,7 +71,9 @@ class PickAndPackFeatures(LayoutFeatures):
     """
 
     env_id = "hiddenhand/pick_and_pack-v0"
-    extra_size = 6 + 6 + 36 + 6 + 6
+
+    def extra_size(self) -> int:
+        return 6 + 6 + 36 + 6 + 6
 
     def extra(self, v: dict):
         import torch
@@ -73,5 +96,51 @@ class PickAndPackFeatures(LayoutFeatures):
         return torch.cat([row_trays, row_face_down, line_tiles.flatten(1), threat, reply], dim=1)
 
 
+class ForslagFeatures(LayoutFeatures):
+    """Per card type, what playing it now to the observer's board would score (the same
+    numbers serve a draft): its Game Card, Round Card and right-hand neighbour points
+    (0 where there is no such card yet), the change of the Largest Set points, and their
+    sum."""
+
+    env_id = "hiddenhand/forslag-v0"
+
+    def __init__(self, observation_space: gymnasium.spaces.Box, num_players: int = 4) -> None:
+        import torch
+
+        super().__init__(observation_space, num_players)
+        types = torch.arange(NUM_TYPES)
+        colour = torch.nn.functional.one_hot(types // len(SHAPES), len(COLOURS))
+        shape = torch.nn.functional.one_hot(types % len(SHAPES), len(SHAPES))
+        self.register_buffer("attributes", torch.cat([colour, shape], dim=1).float())  # (25, 10)
+
+    def extra_size(self) -> int:
+        return 5 * NUM_TYPES
+
+    def points(self, card):
+        """Per type, the match points against ``card`` (B, 10): 1 for a colour or a shape,
+        2 for both, 0 for no card."""
+        colour = card[:, : len(COLOURS)] @ self.attributes[:, : len(COLOURS)].T
+        shape = card[:, len(COLOURS) :] @ self.attributes[:, len(COLOURS) :].T
+        return colour + shape
+
+    def extra(self, v: dict):
+        import torch
+
+        this_round = v["round"]  # (B, N) one-hot
+        round_card = (this_round[:, :, None] * v["round_cards"]).sum(dim=1)
+        right_card = (this_round[:, :, None] * v["boards"][:, -1]).sum(dim=1)
+        game = GAME_CARD_POINTS * self.points(v["game_card"])
+        by_round = ROUND_CARD_POINTS * self.points(round_card)
+        neighbour = NEIGHBOUR_POINTS * self.points(right_card)
+        counts = v["boards"][:, 0].sum(dim=1)  # (B, 10) attribute counts of the own board
+        after = (counts[:, None, :] + self.attributes[None]).max(dim=2).values
+        largest = LARGEST_SET_POINTS * (after - counts.max(dim=1, keepdim=True).values)
+        total = game + by_round + neighbour + largest
+        return torch.cat([game, by_round, neighbour, largest, total], dim=1)
+
+
 #: The extractor of each game that has one, by game name.
-FEATURES: dict[str, type[LayoutFeatures]] = {"pick_and_pack": PickAndPackFeatures}
+FEATURES: dict[str, type[LayoutFeatures]] = {
+    "forslag": ForslagFeatures,
+    "pick_and_pack": PickAndPackFeatures,
+}
