@@ -400,7 +400,9 @@ def test_game_features_train_save_and_load(tmp_path):
     common = ["--total-timesteps", "64", "--n-steps", "32", "--batch-size", "32", "--n-envs", "2"]
     common += ["--eval-every", "0", "--final-eval-games", "2", "--run-dir", str(tmp_path)]
     common += ["--no-progress-bar"]
-    with pytest.raises(ValueError, match="has no game features; games with them: pick_and_pack"):
+    with pytest.raises(
+        ValueError, match="has no game features; games with them: forslag, pick_and_pack"
+    ):
         training_train.train(training_train.parse_args(["--features", "game", *common]))
     with pytest.raises(ValueError, match="--features 'deep' is not allowed; allowed: raw, game"):
         training_train.train(training_train.parse_args(["--features", "deep", *common]))
