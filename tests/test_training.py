@@ -434,7 +434,7 @@ def test_forslag_features_are_what_each_play_scores(num_players):
 
     game = envs.get_spec("hiddenhand/forslag-v0").make_game(num_players=num_players)
     size = game.observation_layout.size
-    extractor = ForslagFeatures(gymnasium.spaces.Box(0, 100, (size,)), num_players=num_players)
+    extractor = ForslagFeatures(gymnasium.spaces.Box(0, 100, (size,)), {"num_players": num_players})
     rng, checked = np.random.default_rng(0), 0
     for seed in range(4):
         state = game.new_initial_state(np.random.default_rng(seed))
@@ -452,5 +452,7 @@ def test_forslag_features_are_what_each_play_scores(num_players):
                 joint[p] = int(rng.choice(np.flatnonzero(mask)))
             state.apply(joint)
     assert checked > 25 * num_players
-    with pytest.raises(ValueError, match="with 3 players reads 269 values, the space has 378"):
-        ForslagFeatures(gymnasium.spaces.Box(0, 100, (378,)), num_players=3)
+    with pytest.raises(
+        ValueError, match="for {'num_players': 3} reads 269 values, the space has 378"
+    ):
+        ForslagFeatures(gymnasium.spaces.Box(0, 100, (378,)), {"num_players": 3})

@@ -355,7 +355,7 @@ def train(args: Args) -> Path:
                 f"{spec.aec_id} has no game features; games with them: {', '.join(FEATURES)}"
             )
         policy_kwargs["features_extractor_class"] = FEATURES[spec.name]
-        policy_kwargs["features_extractor_kwargs"] = {"num_players": game.num_players}
+        policy_kwargs["features_extractor_kwargs"] = {"options": options}
     elif args.features != "raw":
         raise ValueError(f"--features {args.features!r} is not allowed; allowed: raw, game")
     command = command_line(args)

@@ -28,21 +28,25 @@ from envs.forslag.rules import (
 class LayoutFeatures(BaseFeaturesExtractor):
     """The observation, then ``extra(fields)`` (a ``(batch, n)`` tensor) appended.
 
-    ``num_players`` picks the layout (saved with the model among its policy arguments).
+    ``options`` are the game's (the player count picks the layout); they are saved with
+    the model among its policy arguments.
     """
 
     env_id = ""
 
-    def __init__(self, observation_space: gymnasium.spaces.Box, num_players: int = 2) -> None:
-        self.num_players = num_players
-        super().__init__(observation_space, observation_space.shape[0] + self.extra_size())
-        game = get_spec(self.env_id).make_game(num_players=num_players)
-        self.fields = game.observation_layout.fields
-        if game.observation_layout.size != observation_space.shape[0]:
+    def __init__(
+        self, observation_space: gymnasium.spaces.Box, options: dict | None = None
+    ) -> None:
+        game = get_spec(self.env_id).make_game(**(options or {}))
+        size = game.observation_layout.size
+        if size != observation_space.shape[0]:
             raise ValueError(
-                f"{type(self).__name__} with {num_players} players reads "
-                f"{game.observation_layout.size} values, the space has {observation_space.shape[0]}"
+                f"{type(self).__name__} for {options} reads {size} values, the space has "
+                f"{observation_space.shape[0]}"
             )
+        self.game = game
+        super().__init__(observation_space, size + self.extra_size())
+        self.fields = game.observation_layout.fields
 
     def extra_size(self) -> int:
         raise NotImplementedError
@@ -104,10 +108,12 @@ class ForslagFeatures(LayoutFeatures):
 
     env_id = "hiddenhand/forslag-v0"
 
-    def __init__(self, observation_space: gymnasium.spaces.Box, num_players: int = 4) -> None:
+    def __init__(
+        self, observation_space: gymnasium.spaces.Box, options: dict | None = None
+    ) -> None:
         import torch
 
-        super().__init__(observation_space, num_players)
+        super().__init__(observation_space, options)
         types = torch.arange(NUM_TYPES)
         colour = torch.nn.functional.one_hot(types // len(SHAPES), len(COLOURS))
         shape = torch.nn.functional.one_hot(types % len(SHAPES), len(SHAPES))
