@@ -401,7 +401,8 @@ def test_game_features_train_save_and_load(tmp_path):
     common += ["--eval-every", "0", "--final-eval-games", "2", "--run-dir", str(tmp_path)]
     common += ["--no-progress-bar"]
     with pytest.raises(
-        ValueError, match="has no game features; games with them: forslag, pick_and_pack"
+        ValueError,
+        match="has no game features; games with them: easter_collection, forslag, pick_and_pack",
     ):
         training_train.train(training_train.parse_args(["--features", "game", *common]))
     with pytest.raises(ValueError, match="--features 'deep' is not allowed; allowed: raw, game"):
@@ -456,3 +457,52 @@ def test_forslag_features_are_what_each_play_scores(num_players):
         ValueError, match="for {'num_players': 3} reads 269 values, the space has 378"
     ):
         ForslagFeatures(gymnasium.spaces.Box(0, 100, (378,)), {"num_players": 3})
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 5])
+def test_easter_collection_features_are_the_heuristics_bid_values(num_players):
+    import gymnasium
+    import numpy as np
+    import torch
+
+    from envs.easter_collection.rules import POINTS, SUIT_OF
+    from training.agents.easter_collection import EasterCollectionHeuristic, decode_table
+    from training.agents.features import EasterCollectionFeatures
+
+    game = envs.get_spec("hiddenhand/easter_collection-v0").make_game(num_players=num_players)
+    size = game.observation_layout.size
+    space = gymnasium.spaces.Box(0, 100, (size,))
+    extractor = EasterCollectionFeatures(space, {"num_players": num_players})
+    heuristic = EasterCollectionHeuristic(game)
+    rng, checked = np.random.default_rng(0), 0
+    for seed in range(2):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        while not state.is_terminal():
+            joint = {}
+            for p in state.to_act():
+                observation = game.observation(state, p)
+                extra = extractor(torch.as_tensor(observation)[None])[0, size:].numpy()
+                threats, values = extra[:208].reshape(4, 52), extra[208:416].reshape(4, 52)
+                table = decode_table(observation[heuristic.table])
+                unseen = np.flatnonzero(observation[heuristic.unseen]).tolist()
+                by_suit = [[c for c in unseen if SUIT_OF[c] == s] for s in range(4)]
+                context = (table, by_suit, max(len(unseen), 1))
+                for card in range(52):
+                    targets = [
+                        k for k, t in enumerate(table) if t >= 0 and SUIT_OF[t] == SUIT_OF[card]
+                    ]
+                    expected = [heuristic._bid_value(card, k, context, None, None) for k in targets]
+                    assert values[[k for k in range(4) if k not in targets], card].max() == 0
+                    assert np.allclose(values[targets, card], expected, atol=1e-4)
+                    for k in targets:
+                        strength = game.bid_strength[table[k]]
+                        beaten_by = [
+                            c for c in by_suit[SUIT_OF[card]] if strength[c] > strength[card]
+                        ]
+                        assert threats[k, card] == len(beaten_by)
+                    best = max(expected) if targets else -0.2 * POINTS[card]
+                    assert extra[416 + card] == pytest.approx(best, abs=1e-4)
+                    checked += 1
+                joint[p] = int(rng.choice(np.flatnonzero(state.legal_mask(p))))
+            state.apply(joint)
+    assert checked > 2000

@@ -14,6 +14,7 @@ import gymnasium
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from envs.core.spec import get_spec
+from envs.easter_collection.rules import NUM_CARDS, NUM_POSITIONS, POINTS, SUIT_OF
 from envs.forslag.rules import (
     COLOURS,
     GAME_CARD_POINTS,
@@ -23,6 +24,7 @@ from envs.forslag.rules import (
     ROUND_CARD_POINTS,
     SHAPES,
 )
+from training.agents.easter_collection import DISCARD_COST
 
 
 class LayoutFeatures(BaseFeaturesExtractor):
@@ -145,8 +147,59 @@ class ForslagFeatures(LayoutFeatures):
         return torch.cat([game, by_round, neighbour, largest, total], dim=1)
 
 
+class EasterCollectionFeatures(LayoutFeatures):
+    """Per table position and card, as the heuristic reckons a bid of the card there: the
+    unseen cards of the suit that would beat it, and the bid's expected points (both 0
+    where the suits differ); then per card the best of those values (a discard's small
+    cost where no table card has its suit)."""
+
+    env_id = "hiddenhand/easter_collection-v0"
+
+    def __init__(
+        self, observation_space: gymnasium.spaces.Box, options: dict | None = None
+    ) -> None:
+        import torch
+
+        super().__init__(observation_space, options)
+        suit = torch.tensor(SUIT_OF)
+        strength = torch.tensor(self.game.bid_strength, dtype=torch.float32)  # [table][bid]
+        same_suit = (suit[:, None] == suit[None, :]).float()
+        # beats[t, c, u]: bid u beats bid c on table card t (all three of one suit).
+        beats = (strength[:, None, :] > strength[:, :, None]).float()
+        beats *= same_suit[:, :, None] * same_suit[:, None, :]
+        self.register_buffer("beats", beats, persistent=False)
+        self.register_buffer("same_suit", same_suit, persistent=False)
+        self.register_buffer("points", torch.tensor(POINTS, dtype=torch.float32), persistent=False)
+
+    def extra_size(self) -> int:
+        return 2 * NUM_POSITIONS * NUM_CARDS + NUM_CARDS
+
+    def extra(self, v: dict):
+        import torch
+
+        table, unseen = v["table"], v["unseen"]  # (B, 4, 52), (B, 52)
+        present = table.sum(dim=2)  # (B, 4)
+        card = table.argmax(dim=2)  # (B, 4): each table card (0 where none; masked below)
+        suits = self.same_suit[card]  # (B, 4, 52): the cards of each table card's suit
+        matches = present[:, :, None] * suits
+        threats = (self.beats[card] @ unseen[:, None, :, None]).squeeze(-1) * matches
+        # Table cards of each one's suit, itself included.
+        table_suits = suits.gather(2, card[:, None, :].expand(-1, NUM_POSITIONS, -1))
+        of_suit = (table_suits * present[:, None, :]).sum(dim=2).clamp(min=1)
+        unseen_total = unseen.sum(dim=1).clamp(min=1)
+        per_opponent = threats / unseen_total[:, None, None] / of_suit[:, :, None]
+        p_win = (1 - per_opponent) ** (self.game.num_players - 1)
+        gain = self.points[card][:, :, None] + self.points
+        value = (p_win * gain - (1 - p_win) * self.points) * matches
+        best = value.masked_fill(matches == 0, -1e9).max(dim=1).values
+        discard = -DISCARD_COST * self.points.expand_as(best)
+        best = torch.where(matches.any(dim=1), best, discard)
+        return torch.cat([threats.flatten(1), value.flatten(1), best], dim=1)
+
+
 #: The extractor of each game that has one, by game name.
 FEATURES: dict[str, type[LayoutFeatures]] = {
+    "easter_collection": EasterCollectionFeatures,
     "forslag": ForslagFeatures,
     "pick_and_pack": PickAndPackFeatures,
 }
