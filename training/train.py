@@ -252,15 +252,20 @@ def collect_demonstrations(args: Args, snapshot_dir: Path, student=None) -> dict
     }
 
 
-def greedy_agreement(model, data: dict[str, np.ndarray]) -> float:
-    """Share of the demonstrations whose action the policy's greedy choice matches."""
+def greedy_agreement(model, data: dict[str, np.ndarray], chunk: int = 4096) -> float:
+    """Share of the demonstrations whose action the policy's greedy choice matches
+    (in chunks: a feature extractor may need memory per observation)."""
     import torch
 
+    matches = 0
     with torch.no_grad():
-        observations = torch.as_tensor(data["observations"])
-        dist = model.policy.get_distribution(observations, action_masks=data["masks"])
-        greedy = dist.get_actions(deterministic=True).numpy()
-    return float((greedy == data["actions"]).mean())
+        for start in range(0, len(data["actions"]), chunk):
+            part = slice(start, start + chunk)
+            observations = torch.as_tensor(data["observations"][part])
+            dist = model.policy.get_distribution(observations, action_masks=data["masks"][part])
+            greedy = dist.get_actions(deterministic=True).numpy()
+            matches += int((greedy == data["actions"][part]).sum())
+    return matches / len(data["actions"])
 
 
 def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
