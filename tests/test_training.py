@@ -352,16 +352,17 @@ def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico
     assert all(torch.equal(start[key], after[key]) for key in start)
 
 
-def test_pick_and_pack_features_read_the_board_as_the_heuristic_does():
+@pytest.mark.parametrize("crates", ["visible", "full"])
+def test_pick_and_pack_features_read_the_board_as_the_heuristic_does(crates):
     """The extractor's lookups equal the heuristic's own reading of the same positions."""
     import gymnasium
     import numpy as np
     import torch
 
     from training.agents.features import PickAndPackFeatures
-    from training.agents.pick_and_pack import Board
+    from training.agents.pick_and_pack import Board, crate_sums
 
-    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game()
+    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game(opponent_crates=crates)
     layout = game.observation_layout
     extractor = PickAndPackFeatures(gymnasium.spaces.Box(0, 1000, (layout.size,)))
     rng, checked = np.random.default_rng(0), 0
@@ -380,6 +381,11 @@ def test_pick_and_pack_features_read_the_board_as_the_heuristic_does():
                     assert extra[:6].tolist() == board.trays[board.row]
                     assert extra[48:54].tolist() == board.threat
                     tiles = extra[12:48].reshape(6, 6)
+                    move, tile_values = extra[60:66], extra[66:72]
+                    assert np.allclose(tile_values, [board.tile_value(k) for k in range(6)])
+                    assert np.allclose(extra[72:], np.concatenate(crate_sums(v)))
+                    for line in board.lines_open():
+                        assert move[line] == pytest.approx(board.move_value(line))
                     for line in range(6):
                         empty = (
                             not board.trays[board.row][line] and not v["face_down"][board.row][line]

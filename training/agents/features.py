@@ -25,6 +25,14 @@ from envs.forslag.rules import (
     SHAPES,
 )
 from training.agents.easter_collection import DISCARD_COST
+from training.agents.pick_and_pack import (
+    MALFUNCTION_VALUE,
+    MEAN_TRAY,
+    PREMIUM_COST,
+    RUSH_VALUE,
+)
+
+NO_VALUE = 99.0  # a move with nothing to gain (no tray, no tile): never legal
 
 
 class LayoutFeatures(BaseFeaturesExtractor):
@@ -73,13 +81,19 @@ class PickAndPackFeatures(LayoutFeatures):
     - which of their unplayed tile types could be activated there (an empty space);
     - the best tray the opponent could then take along that line (the grabber's row
       excluded), and the best they could take while leaving the observer the least
-      on the row they move to (a second ply).
+      on the row they move to (a second ply);
+    - the heuristic's value of the move (what it gains, less half the opponent's best
+      reply).
+
+    Then the heuristic's value of activating each tile type now, the apples in each of
+    the observer's crates and its estimate of the opponent's (buried trays at the mean
+    when they are not shown).
     """
 
     env_id = "hiddenhand/pick_and_pack-v0"
 
     def extra_size(self) -> int:
-        return 6 + 6 + 36 + 6 + 6
+        return 6 + 6 + 36 + 6 + 6 + 6 + 6 + 4 + 4
 
     def extra(self, v: dict):
         import torch
@@ -99,7 +113,63 @@ class PickAndPackFeatures(LayoutFeatures):
             trays >= top_two[:, :, :1], top_two[:, :, 1:], top_two[:, :, :1]
         )
         reply = (other_rows - 0.5 * best_elsewhere).max(dim=1).values.clamp(min=-3)
-        return torch.cat([row_trays, row_face_down, line_tiles.flatten(1), threat, reply], dim=1)
+        tiles, mine, theirs = self.tile_values(v)
+        on_tiles = line_tiles * tiles[:, None, :] - NO_VALUE * (1 - line_tiles)
+        gain = torch.where(
+            row_trays > 0, row_trays, on_tiles.max(dim=2).values.clamp(min=-NO_VALUE)
+        )
+        move = gain - 0.5 * threat
+        return torch.cat(
+            [
+                row_trays,
+                row_face_down,
+                line_tiles.flatten(1),
+                threat,
+                reply,
+                move,
+                tiles,
+                mine,
+                theirs,
+            ],
+            dim=1,
+        )
+
+    @staticmethod
+    def tile_values(v: dict):
+        """The heuristic's value of activating each tile type now (its ``Board.tile_value``),
+        my crates' apples and its estimate of the opponent's."""
+        import torch
+
+        stacks, count, top = v["crate_stack"], v["crate_count"], v["crate_top"]
+        is_open = v["crate_closure"].sum(dim=3) == 0  # (B, 2, 4)
+        mine = stacks[:, 0].sum(dim=2)
+        shown = stacks[:, 1].sum(dim=2)
+        estimate = torch.where(count[:, 1] > 0, top[:, 1] + (count[:, 1] - 1) * MEAN_TRAY, 0.0)
+        theirs = torch.where(shown > 0, shown, estimate)
+
+        def best(values, where):
+            return values.masked_fill(~where, 0.0).max(dim=1).values.clamp(min=0)
+
+        their_best_top = best(top[:, 1], is_open[:, 1])
+        my_tops = top[:, 0].masked_fill(~(is_open[:, 0] & (top[:, 0] > 0)), 99.0)
+        my_worst_top = my_tops.min(dim=1).values
+        mixup = torch.where(
+            (my_worst_top < 99) & (their_best_top > 0),
+            2 * (their_best_top - my_worst_top).clamp(min=0),
+            0.0,
+        )
+        values = torch.stack(
+            [
+                best(mine, is_open[:, 0]) - PREMIUM_COST,
+                best(theirs, is_open[:, 1]) / 2,
+                torch.full_like(mixup, RUSH_VALUE),
+                2 * their_best_top,
+                mixup,
+                torch.full_like(mixup, MALFUNCTION_VALUE),
+            ],
+            dim=1,
+        )
+        return values, mine, theirs
 
 
 class ForslagFeatures(LayoutFeatures):
