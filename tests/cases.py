@@ -32,3 +32,17 @@ def assert_plays_only_legal_moves(game: Game, agent, games: int = 2) -> None:
                 joint[p] = player.act(game.observation(state, p), mask, rng)
                 assert mask[joint[p]], game.action_name(joint[p])
             state.apply(joint)
+
+
+def random_play(game: Game, games: int):
+    """Every decision of ``games`` games of random players: yields ``(state, player)``
+    before that player's choice (the live state: read it, do not change it)."""
+    rng = np.random.default_rng(0)
+    for g in range(games):
+        state = game.new_initial_state(np.random.default_rng(g))
+        while not state.is_terminal():
+            joint = {}
+            for p in state.to_act():
+                yield state, p
+                joint[p] = int(rng.choice(np.flatnonzero(state.legal_mask(p))))
+            state.apply(joint)

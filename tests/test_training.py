@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import envs
+from tests.cases import random_play
 from training import train as training_train
 from training.agents.policy import (
     BASELINES,
@@ -365,38 +366,29 @@ def test_pick_and_pack_features_read_the_board_as_the_heuristic_does(crates):
     game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game(opponent_crates=crates)
     layout = game.observation_layout
     extractor = PickAndPackFeatures(gymnasium.spaces.Box(0, 1000, (layout.size,)))
-    rng, checked = np.random.default_rng(0), 0
-    for seed in range(6):
-        state = game.new_initial_state(np.random.default_rng(seed))
-        while not state.is_terminal():
-            joint = {}
-            for p in state.to_act():
-                observation = game.observation(state, p)
-                v = layout.views(observation)
-                features = extractor(torch.as_tensor(observation)[None])[0].numpy()
-                assert np.array_equal(features[: layout.size], observation)
-                extra = features[layout.size :]
-                if v["grabber"].any():
-                    board = Board(v)
-                    assert extra[:6].tolist() == board.trays[board.row]
-                    assert extra[48:54].tolist() == board.threat
-                    tiles = extra[12:48].reshape(6, 6)
-                    move, tile_values = extra[60:66], extra[66:72]
-                    assert np.allclose(tile_values, [board.tile_value(k) for k in range(6)])
-                    assert np.allclose(extra[72:], np.concatenate(crate_sums(v)))
-                    for line in board.lines_open():
-                        assert move[line] == pytest.approx(board.move_value(line))
-                    for line in range(6):
-                        empty = (
-                            not board.trays[board.row][line] and not v["face_down"][board.row][line]
-                        )
-                        kinds = (
-                            {board.tile(0, line), board.tile(1, line)} - {-1} if empty else set()
-                        )
-                        assert set(np.flatnonzero(tiles[line])) == kinds
-                    checked += 1
-                joint[p] = int(rng.choice(np.flatnonzero(state.legal_mask(p))))
-            state.apply(joint)
+    checked = 0
+    for state, p in random_play(game, games=6):
+        observation = game.observation(state, p)
+        v = layout.views(observation)
+        features = extractor(torch.as_tensor(observation)[None])[0].numpy()
+        assert np.array_equal(features[: layout.size], observation)
+        extra = features[layout.size :]
+        if not v["grabber"].any():
+            continue
+        board = Board(v)
+        assert extra[:6].tolist() == board.trays[board.row]
+        assert extra[48:54].tolist() == board.threat
+        move, tile_values = extra[60:66], extra[66:72]
+        assert np.allclose(tile_values, [board.tile_value(k) for k in range(6)])
+        assert np.allclose(extra[72:], np.concatenate(crate_sums(v)))
+        for line in board.lines_open():
+            assert move[line] == pytest.approx(board.move_value(line))
+        tiles = extra[12:48].reshape(6, 6)
+        for line in range(6):
+            empty = not board.trays[board.row][line] and not v["face_down"][board.row][line]
+            kinds = {board.tile(0, line), board.tile(1, line)} - {-1} if empty else set()
+            assert set(np.flatnonzero(tiles[line])) == kinds
+        checked += 1
     assert checked > 300
 
 
@@ -442,22 +434,15 @@ def test_forslag_features_are_what_each_play_scores(num_players):
     game = envs.get_spec("hiddenhand/forslag-v0").make_game(num_players=num_players)
     size = game.observation_layout.size
     extractor = ForslagFeatures(gymnasium.spaces.Box(0, 100, (size,)), {"num_players": num_players})
-    rng, checked = np.random.default_rng(0), 0
-    for seed in range(4):
-        state = game.new_initial_state(np.random.default_rng(seed))
-        while not state.is_terminal():
-            joint = {}
-            for p in state.to_act():
-                mask = state.legal_mask(p)
-                observation = torch.as_tensor(game.observation(state, p))[None]
-                total = extractor(observation)[0, -25:].numpy()
-                for action in np.flatnonzero(mask[25:]):
-                    after = state.clone()
-                    after.apply({p: int(action) + 25})
-                    assert after.scores()[p] - state.scores()[p] == total[action]
-                    checked += 1
-                joint[p] = int(rng.choice(np.flatnonzero(mask)))
-            state.apply(joint)
+    checked = 0
+    for state, p in random_play(game, games=4):
+        observation = torch.as_tensor(game.observation(state, p))[None]
+        total = extractor(observation)[0, -25:].numpy()
+        for action in np.flatnonzero(state.legal_mask(p)[25:]):
+            after = state.clone()
+            after.apply({p: int(action) + 25})
+            assert after.scores()[p] - state.scores()[p] == total[action]
+            checked += 1
     assert checked > 25 * num_players
     with pytest.raises(
         ValueError, match="for {'num_players': 3} reads 269 values, the space has 378"
@@ -480,35 +465,25 @@ def test_easter_collection_features_are_the_heuristics_bid_values(num_players):
     space = gymnasium.spaces.Box(0, 100, (size,))
     extractor = EasterCollectionFeatures(space, {"num_players": num_players})
     heuristic = EasterCollectionHeuristic(game)
-    rng, checked = np.random.default_rng(0), 0
-    for seed in range(2):
-        state = game.new_initial_state(np.random.default_rng(seed))
-        while not state.is_terminal():
-            joint = {}
-            for p in state.to_act():
-                observation = game.observation(state, p)
-                extra = extractor(torch.as_tensor(observation)[None])[0, size:].numpy()
-                threats, values = extra[:208].reshape(4, 52), extra[208:416].reshape(4, 52)
-                table = decode_table(observation[heuristic.table])
-                unseen = np.flatnonzero(observation[heuristic.unseen]).tolist()
-                by_suit = [[c for c in unseen if SUIT_OF[c] == s] for s in range(4)]
-                context = (table, by_suit, max(len(unseen), 1))
-                for card in range(52):
-                    targets = [
-                        k for k, t in enumerate(table) if t >= 0 and SUIT_OF[t] == SUIT_OF[card]
-                    ]
-                    expected = [heuristic._bid_value(card, k, context, None, None) for k in targets]
-                    assert values[[k for k in range(4) if k not in targets], card].max() == 0
-                    assert np.allclose(values[targets, card], expected, atol=1e-4)
-                    for k in targets:
-                        strength = game.bid_strength[table[k]]
-                        beaten_by = [
-                            c for c in by_suit[SUIT_OF[card]] if strength[c] > strength[card]
-                        ]
-                        assert threats[k, card] == len(beaten_by)
-                    best = max(expected) if targets else -0.2 * POINTS[card]
-                    assert extra[416 + card] == pytest.approx(best, abs=1e-4)
-                    checked += 1
-                joint[p] = int(rng.choice(np.flatnonzero(state.legal_mask(p))))
-            state.apply(joint)
+    checked = 0
+    for state, p in random_play(game, games=2):
+        observation = game.observation(state, p)
+        extra = extractor(torch.as_tensor(observation)[None])[0, size:].numpy()
+        threats, values = extra[:208].reshape(4, 52), extra[208:416].reshape(4, 52)
+        table = decode_table(observation[heuristic.table])
+        unseen = np.flatnonzero(observation[heuristic.unseen]).tolist()
+        by_suit = [[c for c in unseen if SUIT_OF[c] == s] for s in range(4)]
+        context = (table, by_suit, max(len(unseen), 1))
+        for card in range(52):
+            targets = [k for k, t in enumerate(table) if t >= 0 and SUIT_OF[t] == SUIT_OF[card]]
+            expected = [heuristic._bid_value(card, k, context, None, None) for k in targets]
+            assert values[[k for k in range(4) if k not in targets], card].max() == 0
+            assert np.allclose(values[targets, card], expected, atol=1e-4)
+            for k in targets:
+                strength = game.bid_strength[table[k]]
+                beaten_by = [c for c in by_suit[SUIT_OF[card]] if strength[c] > strength[card]]
+                assert threats[k, card] == len(beaten_by)
+            best = max(expected) if targets else -0.2 * POINTS[card]
+            assert extra[416 + card] == pytest.approx(best, abs=1e-4)
+            checked += 1
     assert checked > 2000
