@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from cases import random_play
 
 import envs
-from tests.cases import random_play
 from training import train as training_train
 from training.agents.policy import (
     BASELINES,
