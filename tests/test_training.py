@@ -191,6 +191,7 @@ def test_baselines_are_shipped_for_pico_pickup_and_forslag():
     # Easter collection and Pick & Pack have none yet: the README says why.
     shipped_games = {json.loads(p.with_suffix(".json").read_text())["env_id"] for p in SHIPPED}
     assert shipped_games >= {"hiddenhand/pico-v0", "hiddenhand/pickup-v0", "hiddenhand/forslag-v0"}
+    assert (BASELINES / "forslag_4p.zip").is_file()  # the default player count
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
