@@ -1,11 +1,14 @@
 """Game-specific feature extractors for MaskablePPO policies (``--features game``).
 
-An extractor passes the observation through unchanged and appends a few features
-computed from it that a plain MLP finds hard to learn: lookups that depend on where
-something is, such as "the tray in the grabber's row at each line". It has no
+An extractor passes the observation through unchanged and appends a few numbers
+computed from it that a plain MLP finds hard to work out: lookups that depend on
+where something is ("the tray in the grabber's row at each line") and the
+heuristic's own reckonings (what a card would score, a bid's odds). It has no
 weights of its own; the policy and value MLPs sit on top of it as usual. A model
-trained with one keeps the extractor's import path in its saved file, so it loads
-with ``load_policy`` like any other.
+trained with one keeps the extractor's import path and the game's options in its
+saved file, so it loads with ``load_policy`` like any other. Shipped baselines
+depend on these classes: a change to what one computes needs the baselines that
+read it retrained (the tests load and play every shipped baseline).
 """
 
 from __future__ import annotations
