@@ -12,6 +12,7 @@ import envs
 from training import train as training_train
 from training.agents.policy import (
     BASELINES,
+    PolicyAgent,
     actor_and_critic_parameters,
     load_policy,
     policy_metadata,
@@ -50,24 +51,17 @@ def test_policy_agent_chooses_as_sb3_predict_and_samples_from_its_rng(tiny_pico_
     spec = envs.get_spec("hiddenhand/pico-v0")
     game = spec.make_game()
     greedy = load_policy(tiny_pico_model, game, spec.aec_id)
-    sampler = load_policy(tiny_pico_model, game, spec.aec_id)
-    sampler.deterministic = False
+    sampler = PolicyAgent(greedy.model, deterministic=False)
     decisions = 0
-    for seed in range(10):
-        state = game.new_initial_state(np.random.default_rng(seed))
-        while not state.is_terminal():
-            joint = {}
-            for p in state.to_act():
-                observation, mask = game.observation(state, p), state.legal_mask(p).astype("int8")
-                expected, _ = greedy.model.predict(
-                    observation, action_masks=mask.astype(bool), deterministic=True
-                )
-                joint[p] = greedy.act(observation, mask, None)
-                assert joint[p] == int(expected)
-                draws = [sampler.act(observation, mask, np.random.default_rng(s)) for s in (1, 1)]
-                assert draws[0] == draws[1] and mask[draws[0]]
-                decisions += 1
-            state.apply(joint)
+    for state, p in random_play(game, games=10):
+        observation, mask = game.observation(state, p), state.legal_mask(p).astype("int8")
+        expected, _ = greedy.model.predict(
+            observation, action_masks=mask.astype(bool), deterministic=True
+        )
+        assert greedy.act(observation, mask, None) == int(expected)
+        draws = [sampler.act(observation, mask, np.random.default_rng(s)) for s in (1, 1)]
+        assert draws[0] == draws[1] and mask[draws[0]]
+        decisions += 1
     assert decisions > 50
 
 
@@ -305,15 +299,9 @@ def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(tiny_pico_model
     values = actor_and_critic_parameters(copy.model.policy)[1]
     assert values and all(not p.any() for p in values)
     rng = np.random.default_rng(0)
-    for seed in range(5):
-        state = game.new_initial_state(np.random.default_rng(seed))
-        while not state.is_terminal():
-            joint = {}
-            for p in state.to_act():
-                observation, mask = game.observation(state, p), state.legal_mask(p).astype("int8")
-                joint[p] = original.act(observation, mask, rng)
-                assert copy.act(observation, mask, rng) == joint[p]
-            state.apply(joint)
+    for state, p in random_play(game, games=5):
+        observation, mask = game.observation(state, p), state.legal_mask(p).astype("int8")
+        assert copy.act(observation, mask, rng) == original.act(observation, mask, rng)
 
 
 def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico_model, tmp_path):
