@@ -12,6 +12,7 @@ same action at every decision, and fails if they do not.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 
@@ -21,11 +22,11 @@ from envs.core.spec import get_spec
 from training.agents.policy import BASELINES, load_policy
 
 
-def recorded_decisions(env_id: str, num_players: int, agent, count: int, seed: int) -> list:
+def recorded_decisions(env_id: str, options: dict, agent, count: int, seed: int) -> list:
     """``count`` (observation, mask) pairs from the agent's seat in games against the heuristic."""
     import gymnasium
 
-    env = gymnasium.make(get_spec(env_id).gym_id, num_players=num_players, opponent="heuristic")
+    env = gymnasium.make(get_spec(env_id).gym_id, opponent="heuristic", **options)
     rng = np.random.default_rng(seed)
     decisions = []
     observation, info = env.reset(seed=seed)
@@ -70,12 +71,10 @@ def main() -> None:
     print("| baseline | predict (µs) | act (µs) | speed-up | same choices |")
     print("|---|---|---|---|---|")
     for path in sorted(BASELINES.glob("*.zip")):
-        name, players = path.stem.rsplit("_", 1)
-        spec = get_spec(f"hiddenhand/{name}-v0")
-        num_players = int(players.rstrip("p"))
-        agent = load_policy(path, spec.make_game(num_players=num_players), spec.aec_id)
-        decisions = recorded_decisions(spec.aec_id, num_players, agent, args.decisions, seed=0)
-
+        meta = json.loads(path.with_suffix(".json").read_text())
+        spec = get_spec(meta["env_id"])
+        agent = load_policy(path, spec.make_game(**meta["options"]), spec.aec_id)
+        decisions = recorded_decisions(spec.aec_id, meta["options"], agent, args.decisions, seed=0)
         timings, choices = time_both(agent, decisions, args.repeats)
         same = choices["predict"] == choices["act"]
         predict, act = (statistics.median(timings[k]) for k in ("predict", "act"))

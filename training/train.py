@@ -97,7 +97,9 @@ class Args:
     features: str = arg(
         "raw",
         "what the networks read: raw (the observation) or game (the observation and the "
-        "game's own extra features, see training/agents/features.py; Pick & Pack)",
+        "game's own extra features, see training/agents/features.py; games with them: "
+        + ", ".join(FEATURES)
+        + ")",
     )
     eval_every: int = arg(25_000, "timesteps between evaluations (0: only at the end)")
     eval_games: int = arg(200, "seat-rotated games per baseline at each periodic evaluation")
