@@ -30,8 +30,7 @@ import gymnasium
 import numpy as np
 
 import envs
-from envs.core.spec import get_spec
-from training.agents.features import FEATURES
+from envs.core.spec import games_with_features, get_spec
 from training.agents.policy import (
     PolicyAgent,
     actor_and_critic_parameters,
@@ -98,7 +97,7 @@ class Args:
         "raw",
         "what the networks read: raw (the observation) or game (the observation and the "
         "game's own extra features, see training/agents/features.py; games with them: "
-        + ", ".join(FEATURES)
+        + ", ".join(games_with_features())
         + ")",
     )
     eval_every: int = arg(25_000, "timesteps between evaluations (0: only at the end)")
@@ -357,11 +356,7 @@ def train(args: Args) -> Path:
     net_arch = [int(x) for x in args.net_arch.split(",")]
     policy_kwargs: dict[str, Any] = {"net_arch": net_arch}
     if args.features == "game":
-        if spec.name not in FEATURES:
-            raise ValueError(
-                f"{spec.aec_id} has no game features; games with them: {', '.join(FEATURES)}"
-            )
-        policy_kwargs["features_extractor_class"] = FEATURES[spec.name]
+        policy_kwargs["features_extractor_class"] = spec.features_class()
         policy_kwargs["features_extractor_kwargs"] = {"options": options}
     elif args.features != "raw":
         raise ValueError(f"--features {args.features!r} is not allowed; allowed: raw, game")

@@ -26,6 +26,9 @@ class GameSpec:
     #: that ``envs`` never imports ``training`` at import time. "random" and "ppo" (the
     #: shipped trained baseline) are always present.
     agents: dict[str, str] = field(default_factory=dict)
+    #: ``"module:Class"`` of the game's feature extractor for ``--features game`` in
+    #: training (empty: none); loaded lazily, as agents are.
+    features: str = ""
     #: Option sets that together cover the game (player counts, variants): the conformance
     #: suite and the benchmarks run each of them.
     configurations: tuple[dict[str, Any], ...] = ({},)
@@ -41,6 +44,15 @@ class GameSpec:
     def make_game(self, **options: Any) -> Game:
         return self.game_class.from_options(**options)
 
+    def features_class(self) -> type:
+        """The game's feature extractor class (``features``); ValueError if it has none."""
+        if not self.features:
+            raise ValueError(
+                f"{self.aec_id} has no game features; games with them: "
+                + ", ".join(games_with_features())
+            )
+        return _load(self.features)
+
     def agent_factory(self, name: str) -> Callable[[Game], Any]:
         entry_points = {
             "random": "envs.core.agents:RandomAgent",
@@ -52,8 +64,18 @@ class GameSpec:
                 f"unknown agent {name!r} for {self.aec_id}; allowed agents: "
                 + ", ".join(map(repr, entry_points))
             )
-        module, attr = entry_points[name].split(":")
-        return getattr(importlib.import_module(module), attr)
+        return _load(entry_points[name])
+
+
+def games_with_features() -> list[str]:
+    """The names of the games that have a feature extractor."""
+    return sorted({spec.name for spec in _SPECS.values() if spec.features})
+
+
+def _load(entry_point: str) -> Any:
+    """The object a ``"module:attribute"`` string names."""
+    module, attr = entry_point.split(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 _SPECS: dict[str, GameSpec] = {}

@@ -147,6 +147,7 @@ SPEC = GameSpec(
         "heuristic": "training.agents.easter_collection:EasterCollectionHeuristic",
         "expert": "training.agents.easter_collection:EasterCollectionExpert",
     },
+    features="training.agents.features:EasterCollectionFeatures",
     configurations=tuple(
         {"num_players": n, "variant": variant}
         for n in (2, 3, 4, 5)

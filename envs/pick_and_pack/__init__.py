@@ -173,6 +173,7 @@ SPEC = GameSpec(
         "heuristic": "training.agents.pick_and_pack:PickAndPackHeuristic",
         "expert": "training.agents.pick_and_pack:PickAndPackExpert",
     },
+    features="training.agents.features:PickAndPackFeatures",
     configurations=tuple(
         {"placement": placement, "opponent_crates": crates}
         for placement in ("simultaneous", "alternate", "random")

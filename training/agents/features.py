@@ -268,11 +268,3 @@ class EasterCollectionFeatures(LayoutFeatures):
         discard = -DISCARD_COST * self.points.expand_as(best)
         best = torch.where(matches.any(dim=1), best, discard)
         return torch.cat([threats.flatten(1), value.flatten(1), best], dim=1)
-
-
-#: The extractor of each game that has one, by game name.
-FEATURES: dict[str, type[LayoutFeatures]] = {
-    "easter_collection": EasterCollectionFeatures,
-    "forslag": ForslagFeatures,
-    "pick_and_pack": PickAndPackFeatures,
-}
