@@ -78,6 +78,13 @@ class Args:
     teacher: str = arg(
         "heuristic", "the agent imitated: any agent the game knows (heuristic, expert, ...)"
     )
+    imitate_temperature: float = arg(
+        0.0,
+        "0: imitate the teacher's choices; > 0: distil its action values instead (a teacher "
+        "with action_values, e.g. Easter collection's expert): the policy fits "
+        "softmax(values / temperature) over the legal actions, so it learns which mistakes "
+        "are cheap and which are costly (values are in points: 1 is a point)",
+    )
     init_model: str = arg(
         "",
         "start from a saved model's weights (a run's model.zip, checked against the env; "
@@ -216,22 +223,35 @@ def evaluate(agent, env_id: str, options: dict, opponent: str, games: int, seed:
     return {"opponent": opponent, "games": games, **result}
 
 
+def teacher_targets(values: np.ndarray, temperature: float) -> np.ndarray:
+    """softmax(values / temperature) over the legal actions (values -inf elsewhere)."""
+    scaled = (values - values.max()) / temperature
+    weights = np.exp(scaled)
+    return (weights / weights.sum()).astype(np.float32)
+
+
 def collect_demonstrations(args: Args, snapshot_dir: Path, student=None) -> dict[str, np.ndarray]:
     """``args.imitate_steps`` learner decisions against the opponent mix, each labelled with
     the teacher's choice: observations, masks, the teacher's actions and the discounted
-    returns of the play. The teacher plays, or ``student`` (an agent) when given."""
+    returns of the play, and with ``--imitate-temperature`` the teacher's target
+    distributions. The teacher plays, or ``student`` (an agent) when given."""
     env = make_env(args, rank=10_000, snapshot_dir=snapshot_dir)()
     base = env.unwrapped
     teacher = base.game_spec.agent_factory(args.teacher)(base.game)
     actor = student or teacher
     rng = np.random.default_rng(args.seed + 10_000 + (student is not None))
-    observations, masks, actions, returns = [], [], [], []
+    observations, masks, actions, returns, targets = [], [], [], [], []
     while len(actions) < args.imitate_steps:
         observation, info = env.reset()
         rewards, done = [], False
         while not done:
             mask = info["action_mask"]
-            label = teacher.act(observation, mask, rng)
+            if args.imitate_temperature:
+                values = teacher.action_values(observation, mask)
+                targets.append(teacher_targets(values, args.imitate_temperature))
+                label = int(np.argmax(values))
+            else:
+                label = teacher.act(observation, mask, rng)
             action = label if actor is teacher else actor.act(observation, mask, rng)
             observations.append(observation)
             masks.append(mask.astype(bool))
@@ -245,12 +265,15 @@ def collect_demonstrations(args: Args, snapshot_dir: Path, student=None) -> dict
             episode_returns.append(running)
         returns.extend(reversed(episode_returns))
     env.close()
-    return {
+    data = {
         "observations": np.array(observations, dtype=np.float32),
         "masks": np.array(masks),
         "actions": np.array(actions),
         "returns": np.array(returns, dtype=np.float32),
     }
+    if targets:
+        data["targets"] = np.array(targets)
+    return data
 
 
 def greedy_agreement(model, data: dict[str, np.ndarray], chunk: int = 4096) -> float:
@@ -269,9 +292,25 @@ def greedy_agreement(model, data: dict[str, np.ndarray], chunk: int = 4096) -> f
     return matches / len(data["actions"])
 
 
+def masked_log_probs(policy, observations, masks):
+    """The value and the log-probabilities of every action under the mask (illegal ones
+    at a large negative number, not -inf, so a zero target times them stays zero): what
+    ``evaluate_actions`` computes, for all actions at once."""
+    features = policy.extract_features(observations)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        latent_pi = policy.mlp_extractor.forward_actor(features[0])
+        latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    distribution = policy._get_action_dist_from_latent(latent_pi)
+    distribution.apply_masking(masks)
+    return policy.value_net(latent_vf), distribution.distribution.logits
+
+
 def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
-    """Fit the policy to the demonstrated actions (cross-entropy under the mask) and the
-    value to their returns; report the greedy agreement.
+    """Fit the policy to the demonstrated actions (cross-entropy under the mask; against
+    the teacher's target distributions when the data has them) and the value to their
+    returns; report the greedy agreement.
 
     The fit has its own Adam optimizer and learning rate (PPO's is usually far smaller),
     and the policy's and the value's gradients are clipped apart: the returns' squared
@@ -289,12 +328,18 @@ def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
     before = greedy_agreement(model, data)
     for _ in range(args.imitate_epochs):
         for batch in np.array_split(rng.permutation(size), max(1, size // args.batch_size)):
-            values, log_prob, _ = policy.evaluate_actions(
-                tensors["observations"][batch],
-                tensors["actions"][batch],
-                action_masks=tensors["masks"][batch],
-            )
-            policy_loss = -log_prob.mean()
+            if "targets" in tensors:
+                values, log_probs = masked_log_probs(
+                    policy, tensors["observations"][batch], tensors["masks"][batch]
+                )
+                policy_loss = -(tensors["targets"][batch] * log_probs).sum(dim=1).mean()
+            else:
+                values, log_prob, _ = policy.evaluate_actions(
+                    tensors["observations"][batch],
+                    tensors["actions"][batch],
+                    action_masks=tensors["masks"][batch],
+                )
+                policy_loss = -log_prob.mean()
             value_loss = F.mse_loss(values.flatten(), tensors["returns"][batch])
             optimizer.zero_grad()
             (policy_loss + model.vf_coef * value_loss).backward()
@@ -338,6 +383,13 @@ def plot_curves(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def valued_agents(spec, game) -> list[str]:
+    """The game's agents that offer ``action_values`` (teachers to distil)."""
+    return [
+        name for name in spec.agents if hasattr(spec.agent_factory(name)(game), "action_values")
+    ] or ["none"]
+
+
 def train(args: Args) -> Path:
     import torch
     from sb3_contrib import MaskablePPO
@@ -349,6 +401,15 @@ def train(args: Args) -> Path:
     options = game_options(args)
     game = spec.make_game(**options)  # validates the options before anything starts
     parse_mix(args.opponents)
+    if args.imitate_temperature < 0:
+        raise ValueError(f"--imitate-temperature must be ≥ 0, not {args.imitate_temperature}")
+    if args.imitate_temperature and not hasattr(
+        spec.agent_factory(args.teacher)(game), "action_values"
+    ):
+        raise ValueError(
+            f"--imitate-temperature distils a teacher's action values; {spec.name}'s "
+            f"{args.teacher!r} has none (agents with them: {', '.join(valued_agents(spec, game))})"
+        )
     torch.set_num_threads(1)
     run = Path(args.run_dir) / (args.run_name or f"{spec.name}-{game.num_players}p-seed{args.seed}")
     snapshots = run / "snapshots"

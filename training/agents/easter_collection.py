@@ -197,9 +197,20 @@ class EasterCollectionExpert:
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
-        legal = np.flatnonzero(action_mask).tolist()
+        legal = np.flatnonzero(action_mask)
         if len(legal) == 1:
-            return legal[0]
+            return int(legal[0])
+        values = self.action_values(observation, action_mask)[legal]
+        return int(legal[np.argmax(values + 1e-6 * rng.random(len(legal)))])  # tiny tie-break
+
+    def action_values(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """Each action's value, its expected score margin (-inf where illegal); ``act``
+        takes the best. Distillation (``--imitate-temperature``) learns from all of them."""
+        legal = np.flatnonzero(action_mask).tolist()
+        values = np.full(len(action_mask), -np.inf)
+        if len(legal) == 1:
+            values[legal[0]] = 0.0
+            return values
         n = self.num_players
         table = decode_table(observation[self.table])
         hand = np.flatnonzero(observation[self.hand]).tolist()
@@ -218,7 +229,8 @@ class EasterCollectionExpert:
         self.first = observation[self.start_index] > 0
         dist = self._predict(table, unseen, their_unseen, size, second)
         if placing:
-            return self._place(observation, legal, table, mine, dist, hand, rng)
+            values[legal] = self._place_values(observation, legal, table, mine, dist, hand)
+            return values
         positions = suit_positions(table)
         plan = n == 2 and not second
         if plan:
@@ -228,7 +240,6 @@ class EasterCollectionExpert:
             where.append((1 - sum(q for q, _ in where), -1))
             later: dict[frozenset[int], Bids] = {}
         others = [dist] * (n - 1)
-        best, best_value = legal[0], -np.inf
         for action in legal:
             if self.game.secret:
                 chip, card = divmod(action, NUM_CARDS)
@@ -256,10 +267,8 @@ class EasterCollectionExpert:
                     if gone not in later:
                         later[gone] = self._predict(left, unseen, their_unseen, size - 1, 1)
                     value += q * self._best_bid(rest, left, later[gone])
-            value += 1e-6 * rng.random()
-            if value > best_value:
-                best, best_value = action, value
-        return best
+            values[action] = value
+        return values
 
     def _predict(
         self, table: list[int], pool: list[int], their_unseen: int, size: int, second: int
@@ -376,7 +385,7 @@ class EasterCollectionExpert:
             best = max(best, value)
         return best
 
-    def _place(
+    def _place_values(
         self,
         observation: np.ndarray,
         legal: list[int],
@@ -384,8 +393,7 @@ class EasterCollectionExpert:
         mine: int,
         dist: Bids,
         hand: list[int],
-        rng: np.random.Generator,
-    ) -> int:
+    ) -> list[float]:
         """Place ``mine``: against a bid already lying beside a position of its suit (its
         card one of the predicted ones there), or the heuristic's reaction when the
         opponent places after us (two players), or else its predicted bids."""
@@ -393,8 +401,8 @@ class EasterCollectionExpert:
         bids = observation[self.bids]
         placed = observation[self.placed]
         ks = [action - PLACE for action in legal]
-        best, best_value = legal[0], -np.inf
-        for action, k in zip(legal, ks, strict=True):
+        values = []
+        for k in ks:
             dists = []
             for row in range(1, n):
                 if placed[row - 1] > 0:
@@ -412,10 +420,8 @@ class EasterCollectionExpert:
                     dists.append([(p, c) for p, c in suited if self._react(c, table, ks, k) == k])
                 else:
                     dists.append(dist[k])
-            value = self._margin(mine, table[k], dists) + 1e-6 * rng.random()
-            if value > best_value:
-                best, best_value = action, value
-        return best
+            values.append(self._margin(mine, table[k], dists))
+        return values
 
     def _react(self, card: int, table: list[int], ks: list[int], k: int) -> int:
         """Where the heuristic, placing last, puts ``card`` (matching the positions ``ks``)
