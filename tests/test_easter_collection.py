@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from cases import random_play
 
 import envs.easter_collection as easter
 from envs.easter_collection.observation import DERIVED
@@ -18,13 +19,18 @@ from envs.easter_collection.rules import (
     PHASE_PLACE,
     PLACE,
     POINTS,
+    SUIT_OF,
     EasterCollectionGame,
     EasterCollectionState,
     card_index,
     card_name,
     positions_by_suit,
 )
-from training.agents.easter_collection import EasterCollectionExpert, EasterCollectionHeuristic
+from training.agents.easter_collection import (
+    DISCARD_COST,
+    EasterCollectionExpert,
+    EasterCollectionHeuristic,
+)
 from training.tournament import seat_rotated
 
 
@@ -937,3 +943,28 @@ def test_encoder_and_masks_match_the_obvious_versions(num_players, variant):
             if state.is_terminal():
                 break
             state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+def test_expert_action_values_are_what_it_chooses_by(num_players, variant):
+    """Finite exactly on the legal actions; ``act`` takes one of the best; a card with no
+    suit on the table (standard game; with more than two players, where no second bid is
+    planned into the first) is valued as the discard's small cost."""
+    game = make(num_players, variant=variant)
+    expert = EasterCollectionExpert(game)
+    rng = np.random.default_rng(3)
+    discards = 0
+    for state, player in random_play(game, 6):
+        observation, mask = game.observation(state, player), state.legal_mask(player)
+        values = expert.action_values(observation, mask)
+        assert np.array_equal(np.isfinite(values), mask.astype(bool))
+        assert values[expert.act(observation, mask, rng)] >= values.max() - 1e-5
+        plain = variant == "standard" and num_players > 2
+        if plain and state.phase == PHASE_CHOOSE and mask.sum() > 1:
+            table_suits = {SUIT_OF[c] for c in state.table if c >= 0}
+            for card in np.flatnonzero(mask).tolist():
+                if SUIT_OF[card] not in table_suits:
+                    assert values[card] == pytest.approx(-DISCARD_COST * POINTS[card])
+                    discards += 1
+    assert discards or not plain

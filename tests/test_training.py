@@ -477,3 +477,70 @@ def test_easter_collection_features_are_the_heuristics_bid_values(num_players):
             assert extra[416 + card] == pytest.approx(best, abs=1e-4)
             checked += 1
     assert checked > 2000
+
+
+def test_teacher_targets_are_a_softmax_of_the_values_over_the_legal_actions():
+    import numpy as np
+
+    values = np.array([-np.inf, 1.0, 0.0, -np.inf, 1.0])
+    sharp, soft = (training_train.teacher_targets(values, t) for t in (0.1, 10.0))
+    for targets in (sharp, soft):
+        assert targets.sum() == pytest.approx(1.0)
+        assert (targets[[0, 3]] == 0).all() and targets[1] == targets[4] > targets[2]
+    assert sharp[2] < 1e-4 < soft[2]
+    assert targets[1] / targets[2] == pytest.approx(np.exp(1 / 10.0))
+
+
+def test_distillation_fits_the_teachers_value_softmax(tmp_path):
+    """With --imitate-temperature the data carries the expert's target distributions and
+    the fit moves the policy towards them (the divergence from the targets falls)."""
+    import gymnasium
+    import numpy as np
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    args = training_train.Args(
+        env="hiddenhand/easter_collection-v0",
+        teacher="expert",
+        opponents="heuristic:1",
+        imitate_steps=600,
+        imitate_epochs=20,
+        imitate_temperature=0.5,
+        batch_size=64,
+    )
+    data = training_train.collect_demonstrations(args, tmp_path)
+    targets, masks = data["targets"], data["masks"]
+    assert targets.shape == masks.shape and np.allclose(targets.sum(axis=1), 1)
+    assert (targets[~masks] == 0).all()
+    best = targets[np.arange(len(targets)), data["actions"]]
+    assert np.array_equal(best, targets.max(axis=1))  # the label is a best action
+
+    model = MaskablePPO("MlpPolicy", gymnasium.make("hiddenhand/EasterCollection-v0"), seed=0)
+
+    def divergence() -> float:  # KL(targets || policy)
+        with torch.no_grad():
+            _, log_probs = training_train.masked_log_probs(
+                model.policy, torch.as_tensor(data["observations"]), torch.as_tensor(masks)
+            )
+        log_targets = np.log(np.where(targets > 0, targets, 1))
+        return float((targets * (log_targets - log_probs.numpy())).sum(axis=1).mean())
+
+    before = divergence()
+    fit = training_train.imitate(model, data, args)
+    assert divergence() < 0.5 * before
+    assert fit["agreement"] > fit["agreement_before"] + 0.1
+
+
+def test_distillation_needs_a_teacher_with_action_values(tmp_path):
+    for temperature, message in (
+        (0.5, "'heuristic' has none.*agents with them: expert"),
+        (-1.0, "must be ≥ 0"),
+    ):
+        args = training_train.Args(
+            env="hiddenhand/easter_collection-v0",
+            imitate_steps=10,
+            imitate_temperature=temperature,
+            run_dir=str(tmp_path),
+        )
+        with pytest.raises(ValueError, match=message):
+            training_train.train(args)
