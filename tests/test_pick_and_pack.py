@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cases import assert_plays_only_legal_moves
+from cases import assert_plays_only_legal_moves, random_play
 
 from envs.core.game import Game
 from envs.pick_and_pack import SPEC, observation, raw_env
@@ -713,6 +713,32 @@ def test_expert_beats_the_heuristic():
     lineup = [("expert", PickAndPackExpert(game)), ("heuristic", PickAndPackHeuristic(game))]
     records = seat_rotated(game, lineup, 100, seed=1)
     assert np.mean(records["expert"].wins) > 0.75  # about 0.95 over many games
+
+
+def test_expert_action_values_are_what_it_chooses_by():
+    """-inf where illegal; ``act`` takes a best one; every line with a tray is valued in a
+    move, the plan's one tile in a placement (or every tile, the plan out of reach after
+    random placements), both answers to a Rush Order."""
+    game = SPEC.make_game()
+    expert = PickAndPackExpert(game)
+    rng = np.random.default_rng(0)
+    seen = set()
+    for state, player in random_play(game, 3):
+        observation, mask = game.observation(state, player), state.legal_mask(player)
+        values = expert.action_values(observation, mask)
+        assert not np.isfinite(values[mask == 0]).any()
+        assert values[expert.act(observation, mask, rng)] == values.max() > -np.inf
+        seen.add(state.phase)
+        if state.phase == MOVING:
+            frame = game.observation_layout.views(observation)
+            row = int(np.argmax(frame["grabber"])) // SIZE
+            for line in np.flatnonzero(mask[MOVE : MOVE + SIZE]).tolist():
+                assert np.isfinite(values[MOVE + line]) or frame["trays"][row, line] == 0
+        elif state.phase == PLACING and mask.sum() > 1:
+            assert np.isfinite(values).sum() in (1, mask.sum())  # all: the plan is out of reach
+        elif state.phase == RUSH_CHOICE:
+            assert np.isfinite(values[[RUSH_USE, RUSH_DECLINE]]).all()
+    assert {PLACING, MOVING, MALFUNCTION_TARGET} <= seen
 
 
 # --- trust: invariants, determinisation, copies -----------------------------------------

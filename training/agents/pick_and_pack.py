@@ -23,9 +23,6 @@ useful any time (Rush Order, Malfunction, Quality Control, Order Mix-up).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 
 from envs.pick_and_pack.rules import (
@@ -471,32 +468,58 @@ class PickAndPackExpert:
         if len(legal) == 1:
             return legal[0]
         v = self.game.observation_layout.views(observation)
-        phase = int(np.argmax(v["phase"])) if v["phase"].any() else -1
-        if phase == PLACING:
-            return self._place(v, action_mask, rng)
+        if int(np.argmax(v["phase"])) == PLACING and v["phase"].any():
+            planned = self._planned(v, action_mask)
+            return int(rng.choice(legal)) if planned is None else planned
+        options = self._options(v, legal)
+        if not options:
+            return self.fallback.act(observation, action_mask, rng)
+        return self._best(options)
+
+    def action_values(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """Each action's searched value (seat 0's margin and what is still worth having, in
+        apples, after it and the turn's end), exact rather than pruned; -inf where illegal
+        or not considered (Malfunction targets beyond the candidates, placements other than
+        the planned one: all legal ones are 0 once the plan is out of reach). ``act``
+        chooses a best one; distillation learns from them all."""
+        values = np.full(len(action_mask), -np.inf)
+        legal = np.flatnonzero(action_mask).tolist()
+        v = self.game.observation_layout.views(observation)
+        if int(np.argmax(v["phase"])) == PLACING and v["phase"].any():
+            planned = self._planned(v, action_mask)
+            values[legal if planned is None else planned] = 0.0
+            return values
+        if len(legal) == 1:
+            values[legal] = 0.0
+            return values
+        for action, position in self._options(v, legal):
+            value = search(position, self.depth - 1, -np.inf, np.inf)
+            values[action] = max(values[action], value)
+        return values
+
+    def _options(self, v: dict[str, np.ndarray], legal: list[int]) -> list[tuple[int, Model]]:
+        """The legal actions the search considers, each with the position after it (and
+        the end of the turn), in the order the search tries them (a move's line may come
+        several times: one per tile target)."""
+        phase = int(np.argmax(v["phase"]))
         m = self.model(v)
         if phase == MOVING:
-            moves = [move for move in m.moves() if MOVE + move[0] in legal]
-            if not moves:
-                return self.fallback.act(observation, action_mask, rng)
-            return MOVE + self._best(moves, m.apply)[0]
+            return [(MOVE + mv[0], m.apply(mv)) for mv in m.moves() if MOVE + mv[0] in legal]
         if phase == RUSH_CHOICE:
             keep = m.copy()
             keep.finish()
             m.rush[0] -= 1
-            use = max(
-                (search(m.apply(move), self.depth - 1, -np.inf, np.inf) for move in m.moves()),
-                default=-np.inf,
-            )
-            return RUSH_USE if use > search(keep, self.depth - 1, -np.inf, np.inf) else RUSH_DECLINE
+            return [(RUSH_DECLINE, keep)] + [(RUSH_USE, m.apply(mv)) for mv in m.moves()]
         if phase == CHOOSE_END:
             # The grabber is on the line already: move it notionally off to reuse ``moves``.
             line = m.col
             m.col = (line + 1) % SIZE
-            kinds = {a: m.tiles[0][(a - END) * SIZE + line] for a in legal}
-            moves = [mv for mv in m.moves() if mv[0] == line and mv[1] >= 0]
-            best = self._best(moves, m.apply)
-            return next(a for a in legal if kinds[a] == m.tiles[0][best[1] * SIZE + line])
+            action_of = {m.tiles[0][(a - END) * SIZE + line]: a for a in legal}
+            return [
+                (action_of[m.tiles[0][mv[1] * SIZE + line]], m.apply(mv))
+                for mv in m.moves()
+                if mv[0] == line and mv[1] >= 0
+            ]
         if phase == MALFUNCTION_TARGET:
             legal = self._malfunction_candidates(m, legal)
         holding = float(v["holding"][0])
@@ -523,15 +546,15 @@ class PickAndPackExpert:
             t.finish()
             return t
 
-        return self._best(legal, after)
+        return [(a, after(a)) for a in legal]
 
-    def _best(self, choices: list, after: Callable[[Any], Model]) -> Any:
-        """The choice whose position after it (and the end of the turn) searches best."""
-        best, best_value = choices[0], -np.inf
-        for choice in choices:
-            value = search(after(choice), self.depth - 1, best_value, np.inf)
+    def _best(self, options: list[tuple[int, Model]]) -> int:
+        """The action whose position after it searches best (the first on a tie)."""
+        best, best_value = options[0][0], -np.inf
+        for action, position in options:
+            value = search(position, self.depth - 1, best_value, np.inf)
             if value > best_value:
-                best, best_value = choice, value
+                best, best_value = action, value
         return best
 
     def model(self, v: dict[str, np.ndarray]) -> Model:
@@ -578,9 +601,10 @@ class PickAndPackExpert:
         return tiles + near + far[:2]
 
     @staticmethod
-    def _place(v: dict[str, np.ndarray], action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        """Place the ``PAIRS`` on the lines in an order drawn from the (public) grid, so
-        every step of a placement follows the same plan."""
+    def _planned(v: dict[str, np.ndarray], action_mask: np.ndarray) -> int | None:
+        """The next placement of the plan: the ``PAIRS`` on the lines in an order drawn
+        from the (public) grid, so every step of a placement follows the same plan
+        (None once no step of it is legal)."""
         trays = v["trays"].ravel()
         seed = int((trays * np.arange(1, 37)).sum()) + 7 * int(np.argmax(v["grabber"]))
         lines = np.random.default_rng(seed).permutation(SIZE).tolist()
@@ -589,4 +613,4 @@ class PickAndPackExpert:
                 action = PLACE + (end * SIZE + line) * 6 + kind
                 if action_mask[action]:
                     return action
-        return int(rng.choice(np.flatnonzero(action_mask)))
+        return None
