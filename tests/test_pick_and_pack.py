@@ -50,7 +50,12 @@ from envs.pick_and_pack.rules import (
     PickAndPackState,
     crate_value,
 )
-from training.agents.pick_and_pack import PickAndPackExpert, PickAndPackHeuristic
+from training.agents.pick_and_pack import (
+    Board,
+    PickAndPackExpert,
+    PickAndPackHeuristic,
+    PickAndPackTactician,
+)
 from training.tournament import seat_rotated
 
 #: Line k of every player holds type k (mod 6) at both ends.
@@ -739,6 +744,27 @@ def test_expert_action_values_are_what_it_chooses_by():
         elif state.phase == RUSH_CHOICE:
             assert np.isfinite(values[[RUSH_USE, RUSH_DECLINE]]).all()
     assert {PLACING, MOVING, MALFUNCTION_TARGET} <= seen
+
+
+def test_tactician_moves_as_the_heuristic_and_decides_the_rest_as_the_expert():
+    game = SPEC.make_game()
+    tactician, expert = PickAndPackTactician(game), PickAndPackExpert(game)
+    heuristic = PickAndPackHeuristic(game)
+    phases = set()
+    for state, player in random_play(game, 2):
+        observation, mask = game.observation(state, player), state.legal_mask(player)
+        teacher = heuristic if state.phase == MOVING else expert
+        rng_a, rng_b = np.random.default_rng(1), np.random.default_rng(1)
+        assert tactician.act(observation, mask, rng_a) == teacher.act(observation, mask, rng_b)
+        values = tactician.action_values(observation, mask)
+        if state.phase == MOVING:
+            board = Board(game.observation_layout.views(observation))
+            for line in np.flatnonzero(mask[MOVE : MOVE + SIZE]).tolist():
+                assert values[MOVE + line] == board.move_value(line)
+        else:
+            assert np.array_equal(values, expert.action_values(observation, mask))
+        phases.add(state.phase)
+    assert {MOVING, MALFUNCTION_TARGET, PLACE_TRAY} <= phases
 
 
 # --- trust: invariants, determinisation, copies -----------------------------------------

@@ -172,6 +172,7 @@ SPEC = GameSpec(
     agents={
         "heuristic": "training.agents.pick_and_pack:PickAndPackHeuristic",
         "expert": "training.agents.pick_and_pack:PickAndPackExpert",
+        "tactician": "training.agents.pick_and_pack:PickAndPackTactician",
     },
     features="training.agents.features:PickAndPackFeatures",
     configurations=tuple(
