@@ -382,6 +382,42 @@ def test_pick_and_pack_features_read_the_board_as_the_heuristic_does(crates):
     assert checked > 300
 
 
+def test_pick_and_pack_reach_features_read_the_grabbers_cell():
+    """The trays of the grabber's column, and the tile at each end of its line with the
+    heuristic's value of it, after the base features unchanged."""
+    import gymnasium
+    import numpy as np
+    import torch
+
+    from training.agents.features import PickAndPackFeatures, PickAndPackReachFeatures
+    from training.agents.pick_and_pack import Board
+
+    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game()
+    layout = game.observation_layout
+    space = gymnasium.spaces.Box(0, 1000, (layout.size,))
+    base, extractor = PickAndPackFeatures(space), PickAndPackReachFeatures(space)
+    activations = 0
+    for state, p in random_play(game, games=3):
+        observation = torch.as_tensor(game.observation(state, p))[None]
+        v = layout.views(observation[0].numpy())
+        if not v["grabber"].any():
+            continue
+        features = extractor(observation)[0].numpy()
+        assert np.array_equal(features[: base.features_dim], base(observation)[0].numpy())
+        reach, ends = features[base.features_dim :][:36], features[base.features_dim :][36:]
+        board = Board(v)
+        expected = np.zeros((6, 6))
+        expected[:, board.col] = np.array(board.trays)[:, board.col]
+        assert np.array_equal(reach.reshape(6, 6), expected)
+        for end in (0, 1):
+            kind = board.tile(end, board.col)
+            assert np.array_equal(np.flatnonzero(ends[end * 6 : end * 6 + 6]), [kind] * (kind >= 0))
+            value = board.tile_value(kind) if kind >= 0 else 0.0
+            assert ends[12 + end] == pytest.approx(value)
+            activations += kind >= 0
+    assert activations > 20
+
+
 def test_game_features_train_save_and_load(tmp_path):
     from training.agents.features import PickAndPackFeatures
 

@@ -268,3 +268,26 @@ class EasterCollectionFeatures(LayoutFeatures):
         discard = -DISCARD_COST * self.points.expand_as(best)
         best = torch.where(matches.any(dim=1), best, discard)
         return torch.cat([threats.flatten(1), value.flatten(1), best], dim=1)
+
+
+class PickAndPackReachFeatures(PickAndPackFeatures):
+    """``PickAndPackFeatures``, then what the grabber's own cell reaches, read off by
+    position so the policy need not: the trays of the grabber's column (the opponent's
+    next line, so the trays a Malfunction would deny them; in grid order, 0 elsewhere),
+    and for each end of the grabber's line the type of the unplayed tile there (one-hot)
+    and the heuristic's value of activating it (0 without one)."""
+
+    def extra_size(self) -> int:
+        return super().extra_size() + 36 + 2 * 6 + 2
+
+    def extra(self, v: dict):
+        import torch
+
+        base = super().extra(v)
+        tiles = base[:, 6 + 6 + 36 + 6 + 6 + 6 : 6 + 6 + 36 + 6 + 6 + 6 + 6]  # per type
+        column = v["grabber"].sum(dim=1)  # (B, 6): one-hot of the grabber's column
+        reach = v["trays"] * column[:, None, :]
+        unplayed = v["tile_state"][:, 0, :, 0:1] * v["tile_type"][:, 0]  # (B, 12, 6)
+        ends = (unplayed.reshape(-1, 2, 6, 6) * column[:, None, :, None]).sum(dim=2)  # (B, 2, 6)
+        end_values = (ends * tiles[:, None, :]).sum(dim=2)
+        return torch.cat([base, reach.flatten(1), ends.flatten(1), end_values], dim=1)
