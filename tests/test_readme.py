@@ -1,4 +1,4 @@
-"""The README's Python examples run as written."""
+"""The README's Python examples run as written, and its training commands parse."""
 
 from __future__ import annotations
 
@@ -19,3 +19,15 @@ def test_the_readme_has_examples():
 def test_readme_example_runs(code, capsys):
     code = re.sub(r"\.learn\([\d_]+\)", ".learn(64)", code)  # one rollout is enough here
     exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
+
+
+TRAIN_COMMANDS = [c for c in re.findall(r"python -m training\.train (.*)", README) if c != "--help"]
+
+
+def test_the_readmes_training_commands_parse():
+    """Every training command the README gives is accepted as written."""
+    from training.train import parse_args
+
+    assert len(TRAIN_COMMANDS) >= 3
+    for command in TRAIN_COMMANDS:
+        parse_args(command.strip().strip("`").split())
