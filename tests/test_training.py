@@ -424,8 +424,6 @@ def test_pick_and_pack_reach_features_read_the_grabbers_cell():
 
 
 def test_game_features_train_save_and_load(tmp_path):
-    from training.agents.features import PickAndPackFeatures
-
     common = ["--total-timesteps", "64", "--n-steps", "32", "--batch-size", "32", "--n-envs", "2"]
     common += ["--eval-every", "0", "--final-eval-games", "2", "--run-dir", str(tmp_path)]
     common += ["--no-progress-bar"]
@@ -443,8 +441,9 @@ def test_game_features_train_save_and_load(tmp_path):
     )
     spec = envs.get_spec("hiddenhand/pick_and_pack-v0")
     agent = load_policy(run / "model.zip", spec.make_game(), spec.aec_id)
-    assert isinstance(agent.model.policy.features_extractor, PickAndPackFeatures)
-    with pytest.raises(ValueError, match="reads PickAndPackFeatures, not --features raw"):
+    features = spec.features_class()
+    assert type(agent.model.policy.features_extractor) is features
+    with pytest.raises(ValueError, match=f"reads {features.__name__}, not --features raw"):
         training_train.train(
             training_train.parse_args(
                 ["--env", "hiddenhand/pick_and_pack-v0", "--init-model", str(run / "model.zip")]
