@@ -954,13 +954,13 @@ def test_expert_action_values_are_what_it_chooses_by(num_players, variant):
     game = make(num_players, variant=variant)
     expert = EasterCollectionExpert(game)
     rng = np.random.default_rng(3)
+    plain = variant == "standard" and num_players > 2
     discards = 0
     for state, player in random_play(game, 6):
         observation, mask = game.observation(state, player), state.legal_mask(player)
         values = expert.action_values(observation, mask)
         assert np.array_equal(np.isfinite(values), mask.astype(bool))
         assert values[expert.act(observation, mask, rng)] >= values.max() - 1e-5
-        plain = variant == "standard" and num_players > 2
         if plain and state.phase == PHASE_CHOOSE and mask.sum() > 1:
             table_suits = {SUIT_OF[c] for c in state.table if c >= 0}
             for card in np.flatnonzero(mask).tolist():

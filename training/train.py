@@ -383,11 +383,9 @@ def plot_curves(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def valued_agents(spec, game) -> list[str]:
+def valued_agents(spec) -> list[str]:
     """The game's agents that offer ``action_values`` (teachers to distil)."""
-    return [
-        name for name in spec.agents if hasattr(spec.agent_factory(name)(game), "action_values")
-    ] or ["none"]
+    return [name for name in spec.agents if hasattr(spec.agent_factory(name), "action_values")]
 
 
 def train(args: Args) -> Path:
@@ -403,12 +401,12 @@ def train(args: Args) -> Path:
     parse_mix(args.opponents)
     if args.imitate_temperature < 0:
         raise ValueError(f"--imitate-temperature must be ≥ 0, not {args.imitate_temperature}")
-    if args.imitate_temperature and not hasattr(
-        spec.agent_factory(args.teacher)(game), "action_values"
-    ):
+    if args.imitate_temperature and args.teacher not in valued_agents(spec):
+        spec.agent_factory(args.teacher)  # an unknown teacher: its own error, naming the agents
         raise ValueError(
             f"--imitate-temperature distils a teacher's action values; {spec.name}'s "
-            f"{args.teacher!r} has none (agents with them: {', '.join(valued_agents(spec, game))})"
+            f"{args.teacher!r} has none (agents with them: "
+            f"{', '.join(valued_agents(spec)) or 'none'})"
         )
     torch.set_num_threads(1)
     run = Path(args.run_dir) / (args.run_name or f"{spec.name}-{game.num_players}p-seed{args.seed}")

@@ -94,6 +94,9 @@ class PickAndPackFeatures(LayoutFeatures):
     """
 
     env_id = "hiddenhand/pick_and_pack-v0"
+    #: Where ``extra`` puts the heuristic's value of each tile type (after the row's
+    #: trays and face-down flags, the line tiles, threat, reply and move values).
+    tile_values_at = slice(6 + 6 + 36 + 6 + 6 + 6, 6 + 6 + 36 + 6 + 6 + 6 + 6)
 
     def extra_size(self) -> int:
         return 6 + 6 + 36 + 6 + 6 + 6 + 6 + 4 + 4
@@ -284,7 +287,7 @@ class PickAndPackReachFeatures(PickAndPackFeatures):
         import torch
 
         base = super().extra(v)
-        tiles = base[:, 6 + 6 + 36 + 6 + 6 + 6 : 6 + 6 + 36 + 6 + 6 + 6 + 6]  # per type
+        tiles = base[:, self.tile_values_at]
         column = v["grabber"].sum(dim=1)  # (B, 6): one-hot of the grabber's column
         reach = v["trays"] * column[:, None, :]
         unplayed = v["tile_state"][:, 0, :, 0:1] * v["tile_type"][:, 0]  # (B, 12, 6)

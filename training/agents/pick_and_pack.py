@@ -83,7 +83,7 @@ class PickAndPackHeuristic:
     ) -> int:
         v = self.game.observation_layout.views(observation)
         legal = np.flatnonzero(action_mask)
-        phase = int(np.argmax(v["phase"])) if v["phase"].any() else -1
+        phase = phase_of(v)
         if phase == PLACING:
             return self._place(v, legal, rng)
         if phase in (MOVING, RUSH_CHOICE, CHOOSE_END):
@@ -134,6 +134,11 @@ class PickAndPackHeuristic:
             kinds = {a: int(np.argmax(v["tile_type"][1, a - TILE])) for a in tiles}
             return min(tiles, key=lambda a: TILE_PRIORITY.index(kinds[a]))
         return max(trays, key=lambda a: flat[a - TRAY])
+
+
+def phase_of(v: dict[str, np.ndarray]) -> int:
+    """The phase the observation asks about (-1 at the end: no phase is set)."""
+    return int(np.argmax(v["phase"])) if v["phase"].any() else -1
 
 
 def crate_sums(v: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -473,7 +478,7 @@ class PickAndPackExpert:
         if len(legal) == 1:
             return legal[0]
         v = self.game.observation_layout.views(observation)
-        if int(np.argmax(v["phase"])) == PLACING and v["phase"].any():
+        if phase_of(v) == PLACING:
             planned = self._planned(v, action_mask)
             return int(rng.choice(legal)) if planned is None else planned
         options = self._options(v, legal)
@@ -490,7 +495,7 @@ class PickAndPackExpert:
         values = np.full(len(action_mask), -np.inf)
         legal = np.flatnonzero(action_mask).tolist()
         v = self.game.observation_layout.views(observation)
-        if int(np.argmax(v["phase"])) == PLACING and v["phase"].any():
+        if phase_of(v) == PLACING:
             planned = self._planned(v, action_mask)
             values[legal if planned is None else planned] = 0.0
             return values
@@ -506,7 +511,7 @@ class PickAndPackExpert:
         """The legal actions the search considers, each with the position after it (and
         the end of the turn), in the order the search tries them (a move's line may come
         several times: one per tile target)."""
-        phase = int(np.argmax(v["phase"]))
+        phase = phase_of(v)
         m = self.model(v)
         if phase == MOVING:
             return [(MOVE + mv[0], m.apply(mv)) for mv in m.moves() if MOVE + mv[0] in legal]
@@ -647,5 +652,4 @@ class PickAndPackTactician(PickAndPackExpert):
         return values
 
     def _moving(self, observation: np.ndarray) -> bool:
-        phase = self.game.observation_layout.views(observation)["phase"]
-        return bool(phase.any()) and int(np.argmax(phase)) == MOVING
+        return phase_of(self.game.observation_layout.views(observation)) == MOVING
