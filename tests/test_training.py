@@ -268,6 +268,65 @@ def test_dagger_rounds_label_the_students_states_with_the_teachers_choices(tmp_p
     assert np.array_equal(np.array(FirstLegal.seen), data["observations"])  # asked every time
 
 
+def test_rounds_after_the_first_and_a_started_model_play_the_policy(
+    tiny_pico_model, tmp_path, monkeypatch
+):
+    """DAgger: the first round follows the teacher's play, each later one the policy's;
+    a policy started from a saved model plays from the first round on."""
+    players: list = []
+    collect = training_train.collect_demonstrations
+
+    def recording(args, snapshot_dir, student=None):
+        players.append(student)
+        return collect(args, snapshot_dir, student=student)
+
+    monkeypatch.setattr(training_train, "collect_demonstrations", recording)
+    common = ["--env", "hiddenhand/pico-v0", "--imitate-steps", "50", "--imitate-rounds", "2"]
+    common += ["--total-timesteps", "0", "--eval-games", "2", "--final-eval-games", "2"]
+    common += ["--net-arch", "64,64", "--run-dir", str(tmp_path), "--no-progress-bar"]
+    training_train.train(training_train.parse_args(common))
+    assert players[0] is None and isinstance(players[1], PolicyAgent)
+    players.clear()
+    started = [*common, "--init-model", str(tiny_pico_model), "--run-name", "started"]
+    training_train.train(training_train.parse_args(started))
+    assert len(players) == 2 and all(isinstance(p, PolicyAgent) for p in players)
+
+
+@pytest.mark.parametrize("anneal", [False, True])
+def test_imitation_learning_rate_is_constant_or_annealed_to_zero(anneal, tmp_path, monkeypatch):
+    import gymnasium
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    rates: list[float] = []
+
+    class RecordingAdam(torch.optim.Adam):
+        def step(self, closure=None):
+            rates.append(self.param_groups[0]["lr"])
+            return super().step(closure)
+
+    monkeypatch.setattr(torch.optim, "Adam", RecordingAdam)
+    args = training_train.Args(
+        env="hiddenhand/pico-v0",
+        opponents="heuristic:1",
+        imitate_steps=300,
+        imitate_epochs=3,
+        imitate_learning_rate=0.01,
+        imitate_anneal=anneal,
+        batch_size=64,
+    )
+    data = training_train.collect_demonstrations(args, tmp_path)
+    model = MaskablePPO("MlpPolicy", gymnasium.make("hiddenhand/Pico-v0"), seed=0)
+    training_train.imitate(model, data, args)
+    steps = 3 * (len(data["actions"]) // 64)
+    assert len(rates) == steps and rates[0] == 0.01
+    if anneal:
+        assert all(b < a for a, b in zip(rates, rates[1:]))
+        assert rates[-1] == pytest.approx(0.01 / steps)
+    else:
+        assert set(rates) == {0.01}
+
+
 def test_an_unknown_teacher_is_a_clear_error(tmp_path):
     args = training_train.Args(env="hiddenhand/pico-v0", imitate_steps=10, teacher="oracle")
     with pytest.raises(ValueError, match="unknown agent 'oracle'.*allowed agents"):

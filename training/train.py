@@ -69,11 +69,16 @@ class Args:
     imitate_learning_rate: float = arg(
         1e-3, "Adam learning rate of the imitation fit (PPO then uses --learning-rate)"
     )
+    imitate_anneal: bool = arg(
+        False,
+        "lower the imitation learning rate linearly to 0 over each round's passes (a finer "
+        "fit at the end of each round)",
+    )
     imitate_rounds: int = arg(
         1,
-        "imitation rounds: the first follows the teacher's own play; each later one plays "
-        "the policy, labels the states it reaches with the teacher's choices and refits on "
-        "all the data so far (DAgger)",
+        "imitation rounds: the first follows the teacher's own play (the policy's, with "
+        "--init-model); each later one plays the policy, labels the states it reaches with "
+        "the teacher's choices and refits on all the data so far (DAgger)",
     )
     teacher: str = arg(
         "heuristic", "the agent imitated: any agent the game knows (heuristic, expert, ...)"
@@ -326,8 +331,14 @@ def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
     rng = np.random.default_rng(args.seed)
     size = len(data["actions"])
     before = greedy_agreement(model, data)
+    batches = max(1, size // args.batch_size)
+    steps, step = args.imitate_epochs * batches, 0
     for _ in range(args.imitate_epochs):
-        for batch in np.array_split(rng.permutation(size), max(1, size // args.batch_size)):
+        for batch in np.array_split(rng.permutation(size), batches):
+            if args.imitate_anneal:
+                for group in optimizer.param_groups:
+                    group["lr"] = args.imitate_learning_rate * (1 - step / steps)
+                step += 1
             if "targets" in tensors:
                 values, log_probs = masked_log_probs(
                     policy, tensors["observations"][batch], tensors["masks"][batch]
@@ -503,15 +514,17 @@ def train(args: Args) -> Path:
             return True
 
     if args.imitate_steps:
-        data = collect_demonstrations(args, snapshots)
+        data: dict[str, np.ndarray] = {}
         for round_ in range(args.imitate_rounds):
-            if round_:  # DAgger: the teacher labels the states the policy reaches
-                more = collect_demonstrations(args, snapshots, student=PolicyAgent(model))
-                # Unseen by the fit so far: how well the policy imitates where it goes itself.
+            # The first round follows the teacher's play, unless the policy starts from a
+            # model; from then on the teacher labels the states the policy reaches (DAgger).
+            student = PolicyAgent(model) if round_ or args.init_model else None
+            more = collect_demonstrations(args, snapshots, student=student)
+            if student:  # unseen by the fit so far: how well it imitates where it goes itself
                 print(
                     f"  agreement on the policy's own new states: {greedy_agreement(model, more):.3f}"
                 )
-                data = {key: np.concatenate([data[key], more[key]]) for key in data}
+            data = {key: np.concatenate([data[key], more[key]]) for key in more} if data else more
             fit = imitate(model, data, args)
             print(
                 f"imitation round {round_ + 1}: {len(data['actions'])} decisions of the "
