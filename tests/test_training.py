@@ -321,7 +321,7 @@ def test_imitation_learning_rate_is_constant_or_annealed_to_zero(anneal, tmp_pat
     steps = 3 * (len(data["actions"]) // 64)
     assert len(rates) == steps and rates[0] == 0.01
     if anneal:
-        assert all(b < a for a, b in zip(rates, rates[1:]))
+        assert all(b < a for a, b in zip(rates[:-1], rates[1:], strict=True))
         assert rates[-1] == pytest.approx(0.01 / steps)
     else:
         assert set(rates) == {0.01}
@@ -474,6 +474,57 @@ def test_pick_and_pack_reach_features_read_the_grabbers_cell():
             assert ends[12 + end] == pytest.approx(value)
             activations += kind >= 0
     assert activations > 20
+
+
+def test_pick_and_pack_decision_features_gather_what_rush_and_mix_up_turn_on():
+    """The opponent's best tray if the turn ends now, the heuristic's best move, and for
+    the own side of an Order Mix-up each crate's gain and apples after the swap (zeros
+    elsewhere), after the reach features unchanged."""
+    import gymnasium
+    import numpy as np
+    import torch
+
+    from envs.pick_and_pack.rules import MIXUP_OWN, OWN_CRATE
+    from training.agents.features import (
+        NO_VALUE,
+        PickAndPackDecisionFeatures,
+        PickAndPackReachFeatures,
+    )
+    from training.agents.pick_and_pack import Board, phase_of
+
+    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game(opponent_crates="full")
+    layout = game.observation_layout
+    space = gymnasium.spaces.Box(0, 1000, (layout.size,))
+    reach, extractor = PickAndPackReachFeatures(space), PickAndPackDecisionFeatures(space)
+    swaps = 0
+    for state, p in random_play(game, games=12):
+        observation = torch.as_tensor(game.observation(state, p))[None]
+        v = layout.views(observation[0].numpy())
+        if not v["grabber"].any():
+            continue
+        features = extractor(observation)[0].numpy()
+        assert np.array_equal(features[: reach.features_dim], reach(observation)[0].numpy())
+        threat_here, best_move, *crates = features[reach.features_dim :]
+        gain, after = np.array(crates[:4]), np.array(crates[4:])
+        board = Board(v)
+        assert threat_here == board.threat[board.col]
+        lines = board.lines_open()
+        best = max(board.move_value(line) for line in lines) if lines else -NO_VALUE
+        assert best_move == pytest.approx(best)
+        if phase_of(v) != MIXUP_OWN:
+            assert not gain.any() and not after.any()
+            continue
+        mask = state.legal_mask(p)
+        chosen = v["crate_top"][1][np.argmax(v["mixup_crate"])]
+        for k in range(4):
+            if mask[OWN_CRATE + k]:
+                top = v["crate_top"][0][k]
+                assert gain[k] == chosen - top
+                assert after[k] == v["crate_stack"][0][k].sum() - top + chosen > 0
+            else:
+                assert gain[k] == after[k] == 0
+        swaps += 1
+    assert swaps >= 10
 
 
 def test_game_features_train_save_and_load(tmp_path):

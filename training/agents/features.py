@@ -94,8 +94,11 @@ class PickAndPackFeatures(LayoutFeatures):
     """
 
     env_id = "hiddenhand/pick_and_pack-v0"
-    #: Where ``extra`` puts the heuristic's value of each tile type (after the row's
-    #: trays and face-down flags, the line tiles, threat, reply and move values).
+    #: Where ``extra`` puts the opponent's best tray on each line, the heuristic's value
+    #: of each move and of each tile type (after the row's trays and face-down flags and
+    #: the line tiles; the reply values sit between threat and move).
+    threat_at = slice(6 + 6 + 36, 6 + 6 + 36 + 6)
+    move_at = slice(6 + 6 + 36 + 6 + 6, 6 + 6 + 36 + 6 + 6 + 6)
     tile_values_at = slice(6 + 6 + 36 + 6 + 6 + 6, 6 + 6 + 36 + 6 + 6 + 6 + 6)
 
     def extra_size(self) -> int:
@@ -294,3 +297,36 @@ class PickAndPackReachFeatures(PickAndPackFeatures):
         ends = (unplayed.reshape(-1, 2, 6, 6) * column[:, None, :, None]).sum(dim=2)  # (B, 2, 6)
         end_values = (ends * tiles[:, None, :]).sum(dim=2)
         return torch.cat([base, reach.flatten(1), ends.flatten(1), end_values], dim=1)
+
+
+class PickAndPackDecisionFeatures(PickAndPackReachFeatures):
+    """``PickAndPackReachFeatures``, then the numbers two sub-decisions turn on, gathered
+    by position so the policy need not:
+
+    - using a Rush Order: the best tray the opponent could take if the turn ended now
+      (on the grabber's column) and the heuristic's value of the best move to make
+      instead (``NO_VALUE`` below zero without one);
+    - the own side of an Order Mix-up (zeros otherwise): for each of the observer's
+      crates, what swapping its top tray for the chosen opponent tray gains, and the
+      crate's apples after the swap (zeros where the crate cannot swap: closed or
+      empty).
+    """
+
+    def extra_size(self) -> int:
+        return super().extra_size() + 2 + 4 + 4
+
+    def extra(self, v: dict):
+        import torch
+
+        base = super().extra(v)
+        column = v["grabber"].sum(dim=1)  # (B, 6): one-hot of the grabber's column
+        threat_here = (base[:, self.threat_at] * column).sum(dim=1, keepdim=True)
+        best_move = (base[:, self.move_at] - 2 * NO_VALUE * column).max(dim=1, keepdim=True)
+        best_move = best_move.values.clamp(min=-NO_VALUE)
+        top, count = v["crate_top"], v["crate_count"]
+        swappable = (v["crate_closure"][:, 0].sum(dim=2) == 0) & (count[:, 0] > 0)
+        swappable = swappable.float() * v["mixup_crate"].sum(dim=1, keepdim=True)
+        chosen = (v["mixup_crate"] * top[:, 1]).sum(dim=1, keepdim=True)
+        gain = (chosen - top[:, 0]) * swappable
+        after = (v["crate_stack"][:, 0].sum(dim=2) + gain) * swappable
+        return torch.cat([base, threat_here, best_move, gain, after], dim=1)
