@@ -44,3 +44,21 @@ def test_policy_benchmark_times_every_baseline_and_finds_the_same_choices():
         p.stem for p in BASELINES.glob("*.zip")
     )
     assert all(row.split("|")[5].strip() == "True" for row in rows)
+
+
+def test_decision_losses_are_zero_for_the_teacher_itself_and_not_for_random():
+    def rows(agent: str) -> dict[str, list[str]]:
+        out = run_script(
+            "scripts/decision_losses.py",
+            *("--env", "hiddenhand/pick_and_pack-v0", "--teacher", "tactician"),
+            *("--agent", agent, "--games", "4"),
+        )
+        table = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ")]
+        return {cells[0].strip(): [c.strip() for c in cells[1:]] for cells in table[1:]}
+
+    itself = rows("tactician")
+    assert "move the grabber" in itself and "use a Rush Order?" in itself
+    assert all(r[1] == "1.000" and r[2] == "0" and r[3] == "0.00" for r in itself.values())
+    random = rows("random")
+    assert float(random["move the grabber"][3]) > 0.5
+    assert int(random["place tiles"][2]) > 0  # placements off the teacher's plan
