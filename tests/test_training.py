@@ -440,29 +440,39 @@ def test_pick_and_pack_features_read_the_board_as_the_heuristic_does(crates):
     assert checked > 300
 
 
-def test_pick_and_pack_reach_features_read_the_grabbers_cell():
-    """The trays of the grabber's column, and the tile at each end of its line with the
-    heuristic's value of it, after the base features unchanged."""
+def extension_features(parent: type, child: type, games: int, **options):
+    """Random-play positions of Pick & Pack with the grabber on the board: the state, the
+    seat, its observation's views and the features ``child`` appends to ``parent``'s
+    (checking that it keeps ``parent``'s unchanged)."""
     import gymnasium
     import numpy as np
     import torch
 
-    from training.agents.features import PickAndPackFeatures, PickAndPackReachFeatures
-    from training.agents.pick_and_pack import Board
-
-    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game()
+    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game(**options)
     layout = game.observation_layout
     space = gymnasium.spaces.Box(0, 1000, (layout.size,))
-    base, extractor = PickAndPackFeatures(space), PickAndPackReachFeatures(space)
-    activations = 0
-    for state, p in random_play(game, games=3):
+    base, extractor = parent(space), child(space)
+    for state, p in random_play(game, games=games):
         observation = torch.as_tensor(game.observation(state, p))[None]
         v = layout.views(observation[0].numpy())
         if not v["grabber"].any():
             continue
         features = extractor(observation)[0].numpy()
         assert np.array_equal(features[: base.features_dim], base(observation)[0].numpy())
-        reach, ends = features[base.features_dim :][:36], features[base.features_dim :][36:]
+        yield state, p, v, features[base.features_dim :]
+
+
+def test_pick_and_pack_reach_features_read_the_grabbers_cell():
+    """The trays of the grabber's column, and the tile at each end of its line with the
+    heuristic's value of it, after the base features unchanged."""
+    import numpy as np
+
+    from training.agents.features import PickAndPackFeatures, PickAndPackReachFeatures
+    from training.agents.pick_and_pack import Board
+
+    activations = 0
+    for _, _, v, added in extension_features(PickAndPackFeatures, PickAndPackReachFeatures, 3):
+        reach, ends = added[:36], added[36:]
         board = Board(v)
         expected = np.zeros((6, 6))
         expected[:, board.col] = np.array(board.trays)[:, board.col]
@@ -480,9 +490,7 @@ def test_pick_and_pack_decision_features_gather_what_rush_and_mix_up_turn_on():
     """The opponent's best tray if the turn ends now, the heuristic's best move, and for
     the own side of an Order Mix-up each crate's gain and apples after the swap (zeros
     elsewhere), after the reach features unchanged."""
-    import gymnasium
     import numpy as np
-    import torch
 
     from envs.pick_and_pack.rules import MIXUP_OWN, OWN_CRATE
     from training.agents.features import (
@@ -492,19 +500,11 @@ def test_pick_and_pack_decision_features_gather_what_rush_and_mix_up_turn_on():
     )
     from training.agents.pick_and_pack import Board, phase_of
 
-    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game(opponent_crates="full")
-    layout = game.observation_layout
-    space = gymnasium.spaces.Box(0, 1000, (layout.size,))
-    reach, extractor = PickAndPackReachFeatures(space), PickAndPackDecisionFeatures(space)
     swaps = 0
-    for state, p in random_play(game, games=12):
-        observation = torch.as_tensor(game.observation(state, p))[None]
-        v = layout.views(observation[0].numpy())
-        if not v["grabber"].any():
-            continue
-        features = extractor(observation)[0].numpy()
-        assert np.array_equal(features[: reach.features_dim], reach(observation)[0].numpy())
-        threat_here, best_move, *crates = features[reach.features_dim :]
+    for state, p, v, added in extension_features(
+        PickAndPackReachFeatures, PickAndPackDecisionFeatures, 12, opponent_crates="full"
+    ):
+        threat_here, best_move, *crates = added
         gain, after = np.array(crates[:4]), np.array(crates[4:])
         board = Board(v)
         assert threat_here == board.threat[board.col]
