@@ -174,7 +174,7 @@ SPEC = GameSpec(
         "expert": "training.agents.pick_and_pack:PickAndPackExpert",
         "tactician": "training.agents.pick_and_pack:PickAndPackTactician",
     },
-    features="training.agents.features:PickAndPackReachFeatures",
+    features="training.agents.features:PickAndPackDecisionFeatures",
     configurations=tuple(
         {"placement": placement, "opponent_crates": crates}
         for placement in ("simultaneous", "alternate", "random")
