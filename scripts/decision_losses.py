@@ -29,6 +29,7 @@ from envs.core.game import Game
 from envs.core.spec import get_spec
 from training.evaluate import make_agent
 from training.tournament import mean_interval, seat_rotated
+from training.train import valued_agents
 
 
 @dataclass
@@ -96,13 +97,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     spec = get_spec(args.env)
+    if args.teacher not in valued_agents(spec):
+        parser.error(
+            f"the teacher {args.teacher!r} has no action_values to judge by (agents with "
+            f"them: {', '.join(valued_agents(spec)) or 'none'})"
+        )
     options = {} if args.num_players is None else {"num_players": args.num_players}
     game = spec.make_game(**options)
     agent, teacher, opponent = (
         make_agent(spec, game, name) for name in (args.agent, args.teacher, args.opponent)
     )
-    if not hasattr(teacher, "action_values"):
-        parser.error(f"the teacher {args.teacher!r} has no action_values to judge by")
     steps, (win, win_ci) = decision_losses(game, agent, teacher, opponent, args.games, args.seed)
     total = sum(s.lost for s in steps.values()) or 1.0
     print(

@@ -62,3 +62,17 @@ def test_decision_losses_are_zero_for_the_teacher_itself_and_not_for_random():
     random = rows("random")
     assert float(random["move the grabber"][3]) > 0.5
     assert int(random["place tiles"][2]) > 0  # placements off the teacher's plan
+
+
+def test_decision_losses_needs_a_teacher_with_action_values():
+    result = subprocess.run(
+        [sys.executable, "scripts/decision_losses.py", "--env", "hiddenhand/pick_and_pack-v0"]
+        + ["--agent", "random", "--teacher", "heuristic"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 2
+    assert "'heuristic' has no action_values" in result.stderr
+    assert "agents with them: expert, tactician" in result.stderr

@@ -520,7 +520,9 @@ def train(args: Args) -> Path:
             # model; from then on the teacher labels the states the policy reaches (DAgger).
             student = PolicyAgent(model) if round_ or args.init_model else None
             more = collect_demonstrations(args, snapshots, student=student)
-            if student:  # unseen by the fit so far: how well it imitates where it goes itself
+            if (
+                student is not None
+            ):  # unseen by the fit so far: how well it imitates where it goes itself
                 print(
                     f"  agreement on the policy's own new states: {greedy_agreement(model, more):.3f}"
                 )
