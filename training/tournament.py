@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from envs.core.agents import Agent, uses_observation
+from envs.core.agents import Agent, decide, uses_observation
 from envs.core.game import Game
 
 
@@ -24,7 +24,7 @@ def play_game(game: Game, seats: Sequence[Agent], rng: np.random.Generator) -> n
             agent = seats[player]
             mask = state.legal_mask(player).astype(np.int8)
             observation = game.observation(state, player) if uses_observation(agent) else None
-            joint[player] = agent.act(observation, mask, rng)
+            joint[player] = decide(agent, state, player, observation, mask, rng)
         state.apply(joint)
     return state.scores()
 

@@ -17,7 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from envs.core.aec import RENDER_MODES, _check_render_mode, check_seed, render
-from envs.core.agents import Agent, uses_observation
+from envs.core.agents import Agent, decide, uses_observation
 from envs.core.game import Game, IllegalActionError
 from envs.core.spec import GameSpec, get_spec
 from envs.core.table import Table
@@ -144,7 +144,14 @@ class SingleAgentEnv(gym.Env):
                     continue
                 opponent = self._opponent(player)
                 observation = table.observation(player) if uses_observation(opponent) else None
-                action = opponent.act(observation, table.legal_mask(player), self.np_random)
+                action = decide(
+                    opponent,
+                    table.state,
+                    player,
+                    observation,
+                    table.legal_mask(player),
+                    self.np_random,
+                )
                 revealed = table.commit(player, action)
                 if revealed is not None:
                     reward += revealed[self.learner]
