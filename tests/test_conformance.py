@@ -212,7 +212,7 @@ def test_unknown_options_and_bad_player_counts_raise(env_id):
     with pytest.raises(ValueError, match="allowed"):
         pettingzoo.make("aec", env_id, reward_mode="dense")
     with pytest.raises(ValueError, match="allowed"):
-        pettingzoo.make("aec", env_id, render_mode="rgb_array")
+        pettingzoo.make("aec", env_id, render_mode="rgb_array_list")
     with pytest.raises(ValueError, match="allowed"):
         gymnasium.make(spec.gym_id, opponent="grandmaster")
 

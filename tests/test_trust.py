@@ -142,7 +142,8 @@ def test_bad_actions_are_clear_errors_and_the_game_goes_on(env_id, config, facto
     )
     env.reset(seed=0)
     n = env.game.num_actions
-    for bad in (-1, n, 10**9, 1.0, 0.5, None, "0", [0], np.array([0]), True):
+    not_integers = (1.0, 0.5, None, "0", [0], np.array([0, 1]), np.array(0.0), True)
+    for bad in (-1, n, 10**9, *not_integers):
         snapshot = pickle.dumps(env.table.state)
         with pytest.raises(ValueError, match="must be an integer|legal actions|action"):
             env.step(bad)

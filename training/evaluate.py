@@ -16,22 +16,18 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from envs.core.agents import Agent
 from envs.core.game import Game
 from envs.core.spec import GameSpec, get_spec
-from training.agents.policy import load_policy
 from training.tournament import mean_interval, play_game, seat_rotated
 
 
 def make_agent(spec: GameSpec, game: Game, name: str) -> Agent:
     """An agent from a name the game knows or a saved model's path."""
-    if name.endswith(".zip") or Path(name).with_suffix(".zip").is_file():
-        return load_policy(name, game, spec.aec_id)
-    return spec.agent_factory(name)(game)
+    return spec.make_agent(name, game)
 
 
 def head_to_head(

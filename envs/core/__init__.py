@@ -42,6 +42,7 @@ after every step.
 
 from envs.core.agents import Agent, RandomAgent
 from envs.core.game import (
+    ActionTypeError,
     Config,
     Game,
     IllegalActionError,
@@ -54,6 +55,7 @@ from envs.core.observation import ObservationLayout
 from envs.core.spec import GameSpec
 
 __all__ = [
+    "ActionTypeError",
     "Agent",
     "Config",
     "Game",

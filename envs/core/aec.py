@@ -15,32 +15,28 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
-from envs.core.game import IllegalActionError
+from envs.core.game import IllegalActionError, as_action
+from envs.core.render import RENDER_FPS, RENDER_MODES, check_render_mode, render
 from envs.core.spec import GameSpec
 from envs.core.table import Table
 
-RENDER_MODES = ("ansi", "human")
 ILLEGAL_ACTION_POLICIES = ("raise", "penalize")
 ILLEGAL_MOVE_REWARD = -1.0
 
 
-def _check_render_mode(render_mode: str | None) -> None:
-    if render_mode is not None and render_mode not in RENDER_MODES:
+def check_illegal_action(illegal_action: str) -> None:
+    if illegal_action not in ILLEGAL_ACTION_POLICIES:
         raise ValueError(
-            f"render_mode={render_mode!r} is not allowed; allowed values: None, "
-            + ", ".join(map(repr, RENDER_MODES))
+            f"illegal_action={illegal_action!r} is not allowed; allowed values: "
+            + ", ".join(map(repr, ILLEGAL_ACTION_POLICIES))
         )
 
 
-def render(table: Table, render_mode: str | None) -> str | None:
-    """The table as text for ``"ansi"``, printed for ``"human"``, nothing without a mode."""
-    if render_mode is None:
-        return None
-    text = table.render()
-    if render_mode == "human":
-        print(text)
-        return None
-    return text
+def illegal_move_warning(agent: str) -> None:
+    warnings.warn(
+        f"{agent} made an illegal move; the game ends with {ILLEGAL_MOVE_REWARD} for it",
+        stacklevel=4,
+    )
 
 
 def check_seed(seed: Any) -> None:
@@ -53,8 +49,17 @@ def check_seed(seed: Any) -> None:
 class _Seats:
     """What the AEC and parallel views share: agent names, spaces, seeding and the table."""
 
-    def _setup(self, spec: GameSpec, render_mode: str | None, reward_mode: str, options) -> None:
-        _check_render_mode(render_mode)
+    def _setup(
+        self,
+        spec: GameSpec,
+        render_mode: str | None,
+        reward_mode: str,
+        illegal_action: str,
+        options: dict[str, Any],
+    ) -> None:
+        check_render_mode(render_mode)
+        check_illegal_action(illegal_action)
+        self.illegal_action = illegal_action
         self.game_spec = spec
         self.game = spec.make_game(**options)
         self.table = Table(self.game, reward_mode)
@@ -62,7 +67,10 @@ class _Seats:
         self.metadata = {
             "name": spec.aec_id,
             "render_modes": list(RENDER_MODES),
-            "is_parallelizable": True,
+            "render_fps": RENDER_FPS,
+            # The AEC env asks only the players choosing now, not every agent in a cycle,
+            # so PettingZoo's aec_to_parallel cannot wrap it; parallel_env() is built in.
+            "is_parallelizable": False,
         }
         self.possible_agents = [f"player_{i}" for i in range(self.game.num_players)]
         self.agent_ids = {agent: i for i, agent in enumerate(self.possible_agents)}
@@ -104,8 +112,20 @@ class _Seats:
         commitment before its reveal."""
         return np.concatenate([self.table.observation(p) for p in range(self.game.num_players)])
 
-    def render(self) -> str | None:
-        return render(self.table, self.render_mode)
+    def render(self) -> str | np.ndarray | None:
+        """The spectator's view (public information only) in the env's ``render_mode``."""
+        if self.table.state is None:
+            raise RuntimeError("reset() must be called before render()")
+        return render(self.table.render(), self.render_mode)
+
+    def render_for(self, agent: str) -> str:
+        """``agent``'s own view as text: the public table, its private cards and its own
+        face-down commitment, nothing of any other player's (for a person playing a seat)."""
+        if self.table.state is None:
+            raise RuntimeError("reset() must be called before render_for()")
+        if agent not in self.agent_ids:
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
+        return self.table.render_for(self.agent_ids[agent])
 
     def close(self) -> None:
         pass
@@ -117,10 +137,13 @@ class HiddenHandAEC(_Seats, AECEnv):
     ``illegal_action="raise"`` (``raw_env``): an illegal action raises ``ValueError``
     naming the legal actions, and nothing changes. ``"penalize"`` (``env()``, as
     PettingZoo's ``TerminateIllegalWrapper``): an integer action that the mask rules
-    out ends the game with ``-1`` for the offender and 0 for the others; actions that
-    are not integers in the action space still raise. Both raise a clear error when
-    called before ``reset``. Built in rather than wrapped, so ``env()`` costs no more
-    per step than ``raw_env``.
+    out ends the game with ``-1`` for the offender and 0 for the others; an integer
+    outside the action space still raises. An action may be an int, a numpy integer or
+    an integer array of shape ``()`` or ``(1,)`` (what ``model.predict`` returns);
+    anything else raises ``ActionTypeError``. Stepping, observing, ``last()`` or
+    rendering before ``reset`` is a clear error (as PettingZoo's ``OrderEnforcingWrapper``
+    makes it). Built in rather than wrapped, so ``env()`` costs no more per step than
+    ``raw_env``.
     """
 
     def __init__(
@@ -132,13 +155,7 @@ class HiddenHandAEC(_Seats, AECEnv):
         **options: Any,
     ) -> None:
         super().__init__()
-        if illegal_action not in ILLEGAL_ACTION_POLICIES:
-            raise ValueError(
-                f"illegal_action={illegal_action!r} is not allowed; allowed values: "
-                + ", ".join(map(repr, ILLEGAL_ACTION_POLICIES))
-            )
-        self.illegal_action = illegal_action
-        self._setup(spec, render_mode, reward_mode, options)
+        self._setup(spec, render_mode, reward_mode, illegal_action, options)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self._deal(seed)
@@ -150,6 +167,11 @@ class HiddenHandAEC(_Seats, AECEnv):
         self.infos = {a: {} for a in self.agents}
         self._rewards_shown = False  # whether ``rewards`` holds a reveal's (maybe nonzero) values
         self.agent_selection = self.possible_agents[self.table.next_chooser()]
+
+    def last(self, observe: bool = True):
+        if self.table.state is None:
+            raise RuntimeError("reset() must be called before last()")
+        return super().last(observe)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if self.table.state is None:
@@ -171,12 +193,7 @@ class HiddenHandAEC(_Seats, AECEnv):
         try:
             revealed = self.table.commit(self.agent_ids[agent], action)  # raises, changing nothing
         except IllegalActionError:
-            in_space = (
-                isinstance(action, (int, np.integer))
-                and not isinstance(action, bool)
-                and 0 <= action < self.game.num_actions
-            )
-            if self.illegal_action == "raise" or not in_space:
+            if self.illegal_action == "raise" or not 0 <= as_action(action) < self.game.num_actions:
                 raise
             self._penalize(agent)
             return
@@ -196,10 +213,7 @@ class HiddenHandAEC(_Seats, AECEnv):
             self.render()
 
     def _penalize(self, agent: str) -> None:
-        warnings.warn(
-            f"{agent} made an illegal move; the game ends with {ILLEGAL_MOVE_REWARD} for it",
-            stacklevel=3,
-        )
+        illegal_move_warning(agent)
         self.table.pending = {}
         self.terminations = dict.fromkeys(self.agents, True)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -214,7 +228,11 @@ class HiddenHandParallel(_Seats, ParallelEnv):
 
     At every step each live agent submits an action; only the players choosing now
     (``infos[agent]["choosing"]``) are read. The others are shown a mask whose single
-    legal entry is 0, a no-op that is ignored. Illegal actions raise ``ValueError``.
+    legal entry is 0, a no-op that is ignored. Actions are integers as in the AEC env.
+    ``illegal_action="penalize"`` (``parallel_env()``, as ``env()``): a chooser's
+    integer action that its mask rules out ends the game with ``-1`` for the first such
+    offender in seat order and 0 for the others; ``"raise"`` raises ``ValueError``
+    naming the legal actions and changes nothing.
     """
 
     def __init__(
@@ -222,15 +240,16 @@ class HiddenHandParallel(_Seats, ParallelEnv):
         spec: GameSpec,
         render_mode: str | None = None,
         reward_mode: str = "win",
+        illegal_action: str = "raise",
         **options: Any,
     ) -> None:
-        self._setup(spec, render_mode, reward_mode, options)
+        self._setup(spec, render_mode, reward_mode, illegal_action, options)
         self._noop_mask = np.zeros(self.game.num_actions, dtype=np.int8)
         self._noop_mask[0] = 1
         self._noop_mask.flags.writeable = False
 
-    def _views(self) -> tuple[dict, dict]:
-        choosers = self.table.choosers
+    def _views(self, over: bool = False) -> tuple[dict, dict]:
+        choosers = () if over else self.table.choosers
         observations, infos = {}, {}
         for agent in self.agents:
             player = self.agent_ids[agent]
@@ -261,17 +280,34 @@ class HiddenHandParallel(_Seats, ParallelEnv):
         ]
         if missing:
             raise ValueError(f"no action given for {missing}; every choosing agent must act")
+        for action in actions.values():
+            as_action(action)  # a non-integer is a caller's bug, never a move: raise
         # Validate every action before committing any, so a bad one changes nothing.
-        joint = {
-            p: self.table.state.check_action(p, actions[self.possible_agents[p]]) for p in choosers
-        }
+        joint = {}
+        for p in choosers:
+            try:
+                joint[p] = self.table.state.check_action(p, actions[self.possible_agents[p]])
+            except IllegalActionError:
+                action = as_action(actions[self.possible_agents[p]])
+                if self.illegal_action == "raise" or not 0 <= action < self.game.num_actions:
+                    raise
+                return self._penalize(self.possible_agents[p])
         for p, a in joint.items():
             revealed = self.table.commit(p, a)
         terminal = self.table.terminal
         rewards = {a: float(r) for a, r in zip(self.possible_agents, revealed, strict=True)}
+        return self._finish(rewards, terminal)
+
+    def _penalize(self, offender: str):
+        illegal_move_warning(offender)
+        rewards = dict.fromkeys(self.agents, 0.0)
+        rewards[offender] = ILLEGAL_MOVE_REWARD
+        return self._finish(rewards, terminal=True)
+
+    def _finish(self, rewards: dict[str, float], terminal: bool):
         terminations = dict.fromkeys(self.agents, terminal)
         truncations = dict.fromkeys(self.agents, False)
-        observations, infos = self._views()
+        observations, infos = self._views(over=terminal)
         if terminal:
             self.agents = []
         if self.render_mode == "human":

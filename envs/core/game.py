@@ -17,6 +17,7 @@ the state unchanged; games implement only ``_apply`` for validated input.
 from __future__ import annotations
 
 import abc
+import ast
 import copy
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,14 +32,31 @@ class IllegalActionError(ValueError):
     """An action that the rules do not allow now. The state is unchanged."""
 
 
+class ActionTypeError(TypeError, ValueError):
+    """An action that is not an integer at all (a float, a string, an array of several
+    numbers). Never scored as an illegal move: it is a bug in the caller, not a move."""
+
+
 def as_action(action: Any) -> int:
-    """Return ``action`` as a Python int, or raise if it is not an integer."""
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        raise IllegalActionError(
-            f"an action must be an integer (int or numpy integer), got {action!r} "
-            f"of type {type(action).__name__}"
-        )
-    return int(action)
+    """``action`` as a Python int: an int, a numpy integer, or an integer array holding one
+    number (what ``model.predict`` returns: shape ``()`` or ``(1,)``). Anything else raises
+    ``ActionTypeError``."""
+    if type(action) is int:
+        return action
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+        if action.dtype.kind in "iu":
+            return int(action.reshape(()))
+    elif isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        return int(action)
+    described = (
+        f"an array of dtype {action.dtype} and shape {action.shape}"
+        if isinstance(action, np.ndarray)
+        else f"{action!r} of type {type(action).__name__}"
+    )
+    raise ActionTypeError(
+        "an action must be an integer: an int, a numpy integer, or an integer array of shape "
+        f"() or (1,); got {described}"
+    )
 
 
 class State(abc.ABC):
@@ -68,6 +86,13 @@ class State(abc.ABC):
     @abc.abstractmethod
     def __str__(self) -> str:
         """The table as a spectator sees it: public information only."""
+
+    def private_view(self, player: int) -> str:
+        """What ``player`` knows that the spectator's view (``__str__``) does not show, as
+        text lines in the same card names: their own hand, secret set-up ... and never
+        anything of another player's. Empty for games without private information (the
+        default); games with hidden state override it."""
+        return ""
 
     # --- shared behaviour ----------------------------------------------------------
     def is_terminal(self) -> bool:
@@ -154,6 +179,44 @@ class Config:
         config = cls(**options)
         config.validate()
         return config
+
+    @classmethod
+    def parse_options(cls, texts: Iterable[str]) -> dict[str, Any]:
+        """Options from command-line ``key=value`` texts, each value typed by its field:
+        ``board_play=simultaneous``, ``num_players=3``, ``chain_rush_orders=false``,
+        ``target_score=none``, ``points={2: 1, 3: 1}`` (Python literals for containers).
+        Raises ValueError naming the option and what is allowed; the values themselves are
+        checked when the game is made."""
+        types = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+        options: dict[str, Any] = {}
+        for text in texts:
+            key, equals, raw = text.partition("=")
+            key = key.strip().replace("-", "_")
+            if not equals or not key:
+                raise ValueError(f"an option is key=value, got {text!r}")
+            if key not in types:
+                raise ValueError(f"unknown option {key!r}; allowed options: {', '.join(types)}")
+            options[key] = _parse_value(key, types[key], raw.strip())
+        return options
+
+
+def _parse_value(key: str, type_text: str, raw: str) -> Any:
+    """``raw`` read as the type a ``Config`` field declares (as text, e.g. ``"int | None"``)."""
+    if type_text == "str":
+        return raw
+    if type_text == "bool":
+        words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+        if raw.lower() not in words:
+            raise ValueError(f"option {key}={raw!r}: expected true or false")
+        return words[raw.lower()]
+    if raw.lower() == "none" and "None" in type_text:
+        return None
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        if "str" in type_text.split(" | "):
+            return raw
+        raise ValueError(f"option {key}={raw!r}: expected a value of type {type_text}") from None
 
 
 def require_choice(name: str, value: Any, allowed: Sequence[Any]) -> None:

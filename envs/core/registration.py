@@ -25,11 +25,14 @@ def factories(
         return HiddenHandAEC(spec, illegal_action="penalize", **options)
 
     def parallel_env(**options: Any) -> HiddenHandParallel:
-        return HiddenHandParallel(spec, **options)
+        return HiddenHandParallel(spec, illegal_action="penalize", **options)
 
     raw_env.__doc__ = f"{spec.aec_id}: illegal actions raise ValueError; options as in the docs."
     env.__doc__ = f"{spec.aec_id}: an illegal action ends the game with -1 for the offender."
-    parallel_env.__doc__ = f"{spec.aec_id} as a PettingZoo parallel env."
+    parallel_env.__doc__ = (
+        f"{spec.aec_id} as a PettingZoo parallel env: an illegal action ends the game with -1 "
+        "for the offender (illegal_action='raise' raises instead)."
+    )
     return raw_env, env, parallel_env
 
 

@@ -2,9 +2,12 @@
 
 Made for Stable-Baselines3: the observation is the learner's flat vector, the
 legal actions come from ``action_masks()`` (sb3-contrib's MaskablePPO) and from
-``info["action_mask"]``. An illegal action ends the episode with
-``illegal_reward`` (Gymnasium's env checker samples unmasked actions). The
-learner's reward includes everything that happens on the opponents' moves.
+``info["action_mask"]``. An action is an int, a numpy integer or an integer array of
+shape ``()`` or ``(1,)`` (what ``model.predict`` returns); anything else raises
+``ActionTypeError``. An illegal integer ends the episode with ``illegal_reward``
+(Gymnasium's env checker samples unmasked actions). Stepping a finished episode, or
+before ``reset``, raises. The learner's reward includes everything that happens on
+the opponents' moves.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs.core.aec import RENDER_MODES, _check_render_mode, check_seed, render
+from envs.core.aec import check_seed
 from envs.core.agents import Agent, decide, uses_observation
 from envs.core.game import Game, IllegalActionError
+from envs.core.render import RENDER_FPS, RENDER_MODES, check_render_mode, render
 from envs.core.spec import GameSpec, get_spec
 from envs.core.table import Table
 
@@ -36,17 +40,17 @@ class _CallableAgent:
 
 
 def resolve_agent(spec: GameSpec, game: Game, opponent: OpponentSpec) -> Agent:
-    """An agent from a name (``"random"``, ``"heuristic"``, ...), an object with ``act``, or a
-    function ``(observation, action_mask, rng) -> int``."""
+    """An agent from a name (``"random"``, ``"heuristic"``, ...), a saved model's path, an
+    object with ``act``, or a function ``(observation, action_mask, rng) -> int``."""
     if isinstance(opponent, str):
-        return spec.agent_factory(opponent)(game)
+        return spec.make_agent(opponent, game)
     if hasattr(opponent, "act"):
         return opponent
     if callable(opponent):
         return _CallableAgent(opponent)
     raise TypeError(
-        f"an opponent must be an agent name, an object with act(observation, action_mask, rng) "
-        f"or such a function; got {opponent!r}"
+        f"an opponent must be an agent name, a saved model's path, an object with "
+        f"act(observation, action_mask, rng) or such a function; got {opponent!r}"
     )
 
 
@@ -56,15 +60,17 @@ class SingleAgentEnv(gym.Env):
     Args:
         game_id: a registered id (either form).
         opponent: one opponent for every other seat, or a sequence with one per other seat
-            (in seat order going left from the learner): names, agents or functions.
+            (in seat order going left from the learner): names, saved models' paths, agents
+            or functions.
         seat: the learner's seat; ``None`` (default) draws it at random every episode.
         reward_mode: ``"win"`` or ``"score"``.
         illegal_reward: the reward for an illegal action, which ends the episode.
-        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        render_mode: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (the spectator's
+            view; ``render_for()`` is the learner's own).
         **options: the game's options (``num_players`` ...).
     """
 
-    metadata = {"render_modes": list(RENDER_MODES)}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     def __init__(
         self,
@@ -76,7 +82,7 @@ class SingleAgentEnv(gym.Env):
         render_mode: str | None = None,
         **options: Any,
     ) -> None:
-        _check_render_mode(render_mode)
+        check_render_mode(render_mode)
         self.game_spec = get_spec(game_id)
         self.game = self.game_spec.make_game(**options)
         self.table = Table(self.game, reward_mode)
@@ -97,6 +103,7 @@ class SingleAgentEnv(gym.Env):
         self.action_space = spaces.Discrete(self.game.num_actions)
         self.learner = 0
         self._carried_reward = 0.0
+        self._finished: str | None = "reset() has not been called"  # why step() may not run
 
     # --- gymnasium API ---------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -109,25 +116,41 @@ class SingleAgentEnv(gym.Env):
         )
         # Rewards revealed before the learner's first choice reach it with its first step.
         self._carried_reward = self._play_opponents()
+        self._finished = "the game is over" if self.table.terminal else None
         return self._observe(), self._info()
 
     def step(self, action: Any):
+        if self._finished is not None:
+            raise RuntimeError(f"step() cannot be called now: {self._finished}; call reset()")
         try:
             revealed = self.table.commit(self.learner, action)
         except IllegalActionError as error:
+            self._finished = "the episode ended on an illegal action"
             info = self._info() | {"illegal_action": str(error)}
             return self._observe(), self.illegal_reward, True, False, info
         reward = self._carried_reward + (0.0 if revealed is None else float(revealed[self.learner]))
         self._carried_reward = 0.0
         reward += self._play_opponents()
+        if self.table.terminal:
+            self._finished = "the game is over"
         return self._observe(), reward, self.table.terminal, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the learner's legal actions (sb3-contrib's MaskablePPO reads it)."""
         return self.table.legal_mask(self.learner).astype(bool)
 
-    def render(self) -> str | None:
-        return render(self.table, self.render_mode)
+    def render(self) -> str | np.ndarray | None:
+        """The spectator's view (public information only) in the env's ``render_mode``."""
+        if self.table.state is None:
+            raise RuntimeError("reset() must be called before render()")
+        return render(self.table.render(), self.render_mode)
+
+    def render_for(self, seat: int | None = None) -> str:
+        """A seat's own view as text (the learner's by default): the public table and that
+        seat's private cards, nothing of any other player's."""
+        if self.table.state is None:
+            raise RuntimeError("reset() must be called before render_for()")
+        return self.table.render_for(self.learner if seat is None else seat)
 
     # --- internals -------------------------------------------------------------------
     def _opponent(self, player: int) -> Agent:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from envs.core.game import Game
@@ -57,6 +58,8 @@ class GameSpec:
         entry_points = {
             "random": "envs.core.agents:RandomAgent",
             "ppo": "training.agents.policy:shipped_policy",
+            "pimc": "training.agents.search:pimc",
+            "ismcts": "training.agents.search:ismcts",
             **self.agents,
         }
         if name not in entry_points:
@@ -65,6 +68,18 @@ class GameSpec:
                 + ", ".join(map(repr, entry_points))
             )
         return _load(entry_points[name])
+
+    def make_agent(self, name: str, game: Game) -> Any:
+        """An agent for ``game`` from a name (``agent_factory``) or a saved model's path
+        (loaded by ``training.agents.policy.load_policy``, checked against the game)."""
+        if is_model_path(name):
+            return _load("training.agents.policy:load_policy")(name, game, self.aec_id)
+        return self.agent_factory(name)(game)
+
+
+def is_model_path(name: str) -> bool:
+    """Whether an agent name is a saved model's path (``.zip``, or a file with it)."""
+    return name.endswith(".zip") or Path(name).with_suffix(".zip").is_file()
 
 
 def games_with_features() -> list[str]:

@@ -66,18 +66,19 @@ class Table:
         return None
 
     def check(self, player: int, action: Any) -> int:
-        """``action`` as an int if ``player`` may commit it now; else raise and change nothing."""
+        """``action`` as an int if ``player`` may commit it now; else raise and change nothing
+        (``ActionTypeError`` for a non-integer, ``IllegalActionError`` for an illegal one)."""
         if type(action) is int and player in self.choosers and player not in self.pending:
             mask = self._legal(player)
             if 0 <= action < len(mask) and mask[action]:
                 return action  # the common case, checked first
+        value = as_action(action)
         if player in self.pending:
             raise IllegalActionError(f"player {player} has already committed this choice")
         if player not in self.choosers:
             raise IllegalActionError(
                 f"player {player} is not choosing now; the players to act are {list(self.choosers)}"
             )
-        value = as_action(action)
         mask = self._legal(player)
         if not (0 <= value < len(mask) and mask[value]):
             return self.state.check_action(player, value)  # raises, naming the legal actions
@@ -143,5 +144,22 @@ class Table:
         text = str(self.state)
         if self.pending:
             committed = ", ".join(f"player_{p}" for p in sorted(self.pending))
+            text += f"\n(committed face down: {committed})"
+        return text
+
+    def render_for(self, player: int) -> str:
+        """``player``'s view as text: the spectator's table, their private view
+        (``State.private_view``), their own face-down commitment in the choice under way
+        and who else has committed (never what)."""
+        text = str(self.state)
+        private = self.state.private_view(player)
+        if private:
+            text += "\n" + private
+        own = self.pending.get(player)
+        if own is not None:
+            text += f"\n(you committed {self.game.action_name(own)} face down)"
+        others = [p for p in sorted(self.pending) if p != player]
+        if others:
+            committed = ", ".join(f"player_{p}" for p in others)
             text += f"\n(committed face down: {committed})"
         return text
