@@ -700,6 +700,22 @@ class EasterCollectionState(State):
             lines.append("last reveal: " + "; ".join(shown))
         return "\n".join(lines)
 
+    def private_view(self, player: int) -> str:
+        """``player``'s hand and, while bids are placed (standard), their own face-down bid.
+        (With secret positions a card and its chip are revealed in the same step.)"""
+        hand = " ".join(card_name(c) for c in np.flatnonzero(self.hands[player])) or "-"
+        lines = [f"your hand (player_{player}): {hand}"]
+        card, where = self.chosen[player], self.target[player]
+        if self.phase == PHASE_PLACE and card >= 0 and where != DISCARD:
+            if where >= 0:
+                status = f"beside position {where + 1}"
+            elif player == self.placing:
+                status = "you place it now"
+            else:
+                status = "waiting to be placed"
+            lines.append(f"your face-down bid: {card_name(card)} ({status})")
+        return "\n".join(lines)
+
 
 class EasterCollectionGame(Game):
     name = "easter_collection"

@@ -587,6 +587,12 @@ class ForslagState(State):
             lines.append(f"to {verb}: {choosers}")
         return "\n".join(lines)
 
+    def private_view(self, player: int) -> str:
+        """``player``'s whole hand: the dealt cards still held are theirs alone to see."""
+        types = np.repeat(np.arange(NUM_TYPES), self.hands[player].astype(np.int64))
+        hand = ", ".join(card_name(c) for c in types) or "-"
+        return f"your hand (player_{player}): {hand}"
+
 
 class ForslagGame(Game):
     name = "forslag"

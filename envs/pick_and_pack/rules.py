@@ -799,6 +799,27 @@ class PickAndPackState(State):
         )
         return "\n".join(line.rstrip() for line in lines)
 
+    def private_view(self, player: int) -> str:
+        """What only ``player`` sees: their own tiles while a secret placement is under way,
+        and their own crates in full (every tray, buried ones too) while the table shows only
+        the top trays (``opponent_crates="visible"``, before the end)."""
+        color = COLORS[player]
+        lines = []
+        if self.placement_hidden():
+            ends = ("top", "bottom") if player == RED else ("left", "right")
+            letters = [TYPE_LETTERS[k] if k >= 0 else "." for k in self.tile_type[player].tolist()]
+            rows = [f"{ends[e]} {' '.join(letters[e * SIZE : (e + 1) * SIZE])}" for e in (0, 1)]
+            to_place = self.to_place[player].tolist()
+            left = [TYPE_NAMES[k] for k in range(NUM_TYPES) for _ in range(to_place[k])]
+            lines.append(
+                f"your tiles ({color}, secret until both have placed; lines 0-5): "
+                f"{'; '.join(rows)}; still to place: {', '.join(left) or '-'}"
+            )
+        if not (self.phase == OVER or self.game.full_crates):
+            crates = " ".join(self._crate_text(player, k, full=True) for k in range(NUM_CRATES))
+            lines.append(f"your crates ({color}, bottom to top): {crates}")
+        return "\n".join(lines)
+
 
 class PickAndPackGame(Game):
     name = "pick_and_pack"

@@ -568,6 +568,11 @@ class PickupState(State):
             )
         return "\n".join(lines)
 
+    def private_view(self, player: int) -> str:
+        """``player``'s hand (the only private cards in Pickup), highest first."""
+        ranks = np.repeat(RANK_INDEX, self.hands[player])[::-1]
+        return f"your hand (player_{player}): " + (" ".join(str(r + 1) for r in ranks) or "-")
+
 
 class PickupGame(Game):
     name = "pickup"
