@@ -26,7 +26,7 @@ import numpy as np
 
 from envs.core.agents import Agent
 from envs.core.game import Game
-from envs.core.spec import get_spec
+from training.cli import add_game_arguments, game_from_args
 from training.evaluate import make_agent
 from training.tournament import mean_interval, seat_rotated
 from training.train import valued_agents
@@ -87,8 +87,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--env", required=True, help="game id (either form)")
-    parser.add_argument("--num-players", type=int, default=None, help="default: the game's own")
+    add_game_arguments(parser)
     parser.add_argument("--agent", required=True, help="the agent examined: a name or model path")
     parser.add_argument("--teacher", default="expert", help="an agent with action_values")
     parser.add_argument("--opponent", default="heuristic", help="the agent in every other seat")
@@ -96,14 +95,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the series")
     args = parser.parse_args(argv)
 
-    spec = get_spec(args.env)
+    spec, _, game = game_from_args(parser, args)
     if args.teacher not in valued_agents(spec):
         parser.error(
             f"the teacher {args.teacher!r} has no action_values to judge by (agents with "
             f"them: {', '.join(valued_agents(spec)) or 'none'})"
         )
-    options = {} if args.num_players is None else {"num_players": args.num_players}
-    game = spec.make_game(**options)
     agent, teacher, opponent = (
         make_agent(spec, game, name) for name in (args.agent, args.teacher, args.opponent)
     )

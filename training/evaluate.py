@@ -3,6 +3,8 @@
     python -m training.evaluate --env hiddenhand/pico-v0 --agents ppo heuristic random --games 2000
     python -m training.evaluate --env hiddenhand/pickup-v0 --num-players 4 \\
         --agents runs/pickup-4p-seed0/model.zip heuristic random
+    python -m training.evaluate --env hiddenhand/forslag-v0 --option board_play=simultaneous \\
+        --agents heuristic random
 
 Agents are names the game knows (``random``, ``heuristic``, ``ppo`` for the shipped
 baseline) or paths to saved models (checked against the env). For every ordered
@@ -21,7 +23,8 @@ import numpy as np
 
 from envs.core.agents import Agent
 from envs.core.game import Game
-from envs.core.spec import GameSpec, get_spec
+from envs.core.spec import GameSpec
+from training.cli import add_game_arguments, game_from_args
 from training.tournament import mean_interval, play_game, seat_rotated
 
 
@@ -65,8 +68,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--env", required=True, help="game id (either form)")
-    parser.add_argument("--num-players", type=int, default=None, help="default: the game's own")
+    add_game_arguments(parser)
     parser.add_argument("--agents", nargs="+", required=True, help="names or model paths (≥ 2)")
     parser.add_argument("--games", type=int, default=2000, help="games per ordered pair")
     parser.add_argument("--seed", type=int, default=0, help="seed of the series")
@@ -74,10 +76,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if len(args.agents) < 2:
         parser.error("give at least two agents")
 
-    spec = get_spec(args.env)
-    options = {} if args.num_players is None else {"num_players": args.num_players}
-    game = spec.make_game(**options)
-    agents = {name: make_agent(spec, game, name) for name in args.agents}
+    spec, _, game = game_from_args(parser, args)
+    agents = {}
+    for name in args.agents:
+        try:
+            agents[name] = make_agent(spec, game, name)
+        except ValueError as error:
+            parser.error(f"--agents {name!r}: {error}")
     print(f"{spec.aec_id}, {game.num_players} players, {args.games} seat-rotated games per pair")
     print("| agent | opponents | win rate (95% CI) | mean score (95% CI) | games |")
     print("|---|---|---|---|---|")

@@ -21,6 +21,7 @@ import csv
 import dataclasses
 import json
 import shlex
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ import numpy as np
 
 import envs
 from envs.core.spec import games_with_features, get_spec
+from training import cli
 from training.agents.policy import (
     PolicyAgent,
     actor_and_critic_parameters,
@@ -38,6 +40,7 @@ from training.agents.policy import (
     policy_metadata,
     save_policy,
 )
+from training.cli import OPTION_HELP
 from training.evaluate import head_to_head
 
 
@@ -49,9 +52,11 @@ def arg(default: Any, help: str) -> Any:
 class Args:
     env: str = arg("hiddenhand/Pico-v0", "game id, Gymnasium or PettingZoo form")
     num_players: int | None = arg(None, "number of players; default: the game's own default")
+    option: list[str] = field(default_factory=list, metadata={"help": OPTION_HELP})
     opponents: str = arg(
         "random:1",
-        "opponent mix as name:weight pairs, e.g. random:1,heuristic:1,self:2; 'self' draws "
+        "opponent mix as name:weight pairs, e.g. random:1,heuristic:1,self:2; a name is an "
+        "agent the game knows or a saved model's path (runs/x/model.zip:1); 'self' draws "
         "from the learner's saved snapshots (random until the first one exists)",
     )
     reward_mode: str = arg(
@@ -118,6 +123,9 @@ class Args:
     snapshot_every: int = arg(25_000, "timesteps between self-play snapshots")
     run_dir: str = arg("runs", "folder under which the run folder is made")
     run_name: str = arg("", "run folder name; default: game and seed")
+    overwrite: bool = arg(
+        False, "replace the run folder if it already holds files (refused otherwise)"
+    )
     progress_bar: bool = arg(True, "show a progress bar")
 
 
@@ -134,6 +142,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
                 default=f.default,
                 help=f.metadata["help"],
             )
+        elif f.type == "list[str]":
+            parser.add_argument(
+                flag, action="append", default=[], metavar="KEY=VALUE", help=f.metadata["help"]
+            )
         else:
             kind = {"int": int, "float": float, "str": str, "int | None": int}[f.type]
             parser.add_argument(flag, type=kind, default=f.default, help=f.metadata["help"])
@@ -148,20 +160,33 @@ def command_line(args: Args) -> str:
         flag = "--" + f.name.replace("_", "-")
         if isinstance(value, bool):
             words.append(flag if value else "--no-" + f.name.replace("_", "-"))
+        elif isinstance(value, list):
+            for item in value:
+                words += [flag, item]
         elif value is not None and value != "":
             words += [flag, str(value)]
     return shlex.join(words)
 
 
 def game_options(args: Args) -> dict[str, Any]:
-    return {} if args.num_players is None else {"num_players": args.num_players}
+    """The game options of ``--num-players`` and ``--option`` (ValueError if one is wrong)."""
+    return cli.game_options(get_spec(args.env), args.num_players, args.option)
 
 
 def parse_mix(text: str) -> dict[str, float]:
+    """``name:weight`` pairs (the weight defaults to 1; a name may be a model's path)."""
     mix = {}
     for part in text.split(","):
-        name, _, weight = part.partition(":")
-        mix[name.strip()] = float(weight or 1)
+        name, colon, weight = part.strip().rpartition(":")
+        if not colon:
+            name, weight = weight, "1"
+        try:
+            mix[name] = float(weight)
+        except ValueError:
+            raise ValueError(
+                f"--opponents {text!r}: {weight!r} is not a weight; the mix is name:weight "
+                "pairs, e.g. random:1,heuristic:2,self:1"
+            ) from None
     if any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
         raise ValueError(f"opponent weights must be non-negative with a positive sum: {text!r}")
     return mix
@@ -178,7 +203,7 @@ class OpponentMix(gymnasium.Wrapper):
         self.rng = np.random.default_rng(seed)
         self.snapshot_dir = snapshot_dir
         self._fixed = {
-            name: base.game_spec.agent_factory(name)(base.game)
+            name: base.game_spec.make_agent(name, base.game)
             for name in self.names
             if name != "self"
         }
@@ -399,17 +424,16 @@ def valued_agents(spec) -> list[str]:
     return [name for name in spec.agents if hasattr(spec.agent_factory(name), "action_values")]
 
 
-def train(args: Args) -> Path:
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.torch_layers import FlattenExtractor
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
+def check(args: Args) -> None:
+    """Raise ValueError, naming what is wrong and what is allowed, for any argument that
+    would fail the run; called before anything is created, so a typo damages no run folder."""
     spec = get_spec(args.env)
-    options = game_options(args)
-    game = spec.make_game(**options)  # validates the options before anything starts
-    parse_mix(args.opponents)
+    game = spec.make_game(**game_options(args))
+    for name in parse_mix(args.opponents):
+        if name != "self":
+            spec.make_agent(name, game)
+    if args.imitate_steps:
+        spec.agent_factory(args.teacher)
     if args.imitate_temperature < 0:
         raise ValueError(f"--imitate-temperature must be ≥ 0, not {args.imitate_temperature}")
     if args.imitate_temperature and args.teacher not in valued_agents(spec):
@@ -419,42 +443,97 @@ def train(args: Args) -> Path:
             f"{args.teacher!r} has none (agents with them: "
             f"{', '.join(valued_agents(spec)) or 'none'})"
         )
+    if args.features not in ("raw", "game"):
+        raise ValueError(f"--features {args.features!r} is not allowed; allowed: raw, game")
+    if args.features == "game":
+        spec.features_class()
+    net_arch = hidden_layers(args.net_arch)
+    if args.init_model:
+        check_start_model(args, spec, game, net_arch)
+    run = run_folder(args, spec, game)
+    if run.exists() and any(run.iterdir()) and not args.overwrite:
+        held = ", ".join(sorted(p.name for p in run.iterdir())[:6])
+        raise ValueError(
+            f"the run folder {run} already holds a run ({held}); give another --run-name, "
+            "or --overwrite to replace it"
+        )
+
+
+def hidden_layers(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ValueError(
+            f"--net-arch {text!r}: give layer sizes as positive integers, e.g. 128,128"
+        )
+    return sizes
+
+
+def run_folder(args: Args, spec, game) -> Path:
+    return Path(args.run_dir) / (
+        args.run_name or f"{spec.name}-{game.num_players}p-seed{args.seed}"
+    )
+
+
+def check_start_model(args: Args, spec, game, net_arch: list[int]):
+    """The ``--init-model`` policy, checked against the env, ``--net-arch`` and ``--features``."""
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    start = load_policy(args.init_model, game, spec.aec_id).model.policy
+    hidden = start.net_arch  # SB3's default spells [64, 64] as {"pi": ..., "vf": ...}
+    if isinstance(hidden, dict) and hidden.get("pi") == hidden.get("vf"):
+        hidden = hidden["pi"]
+    if hidden != net_arch:
+        raise ValueError(
+            f"{args.init_model} has hidden layers {start.net_arch}, not --net-arch {args.net_arch}"
+        )
+    reads = spec.features_class() if args.features == "game" else FlattenExtractor
+    if type(start.features_extractor) is not reads:
+        raise ValueError(
+            f"{args.init_model} reads {type(start.features_extractor).__name__}, "
+            f"not --features {args.features}"
+        )
+    return start
+
+
+def train(args: Args) -> Path:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    check(args)
+    spec = get_spec(args.env)
+    options = game_options(args)
+    game = spec.make_game(**options)
+    net_arch = hidden_layers(args.net_arch)
     torch.set_num_threads(1)
-    run = Path(args.run_dir) / (args.run_name or f"{spec.name}-{game.num_players}p-seed{args.seed}")
+    run = run_folder(args, spec, game)
+    if run.exists() and args.overwrite:
+        shutil.rmtree(run)  # old snapshots would otherwise join the 'self' opponents
     snapshots = run / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
-    net_arch = [int(x) for x in args.net_arch.split(",")]
     policy_kwargs: dict[str, Any] = {"net_arch": net_arch}
     if args.features == "game":
         policy_kwargs["features_extractor_class"] = spec.features_class()
         policy_kwargs["features_extractor_kwargs"] = {"options": options}
-    elif args.features != "raw":
-        raise ValueError(f"--features {args.features!r} is not allowed; allowed: raw, game")
     command = command_line(args)
-    if args.init_model:  # check it fits this env and --net-arch, and record how it was made
-        start = load_policy(args.init_model, game, spec.aec_id).model.policy
-        hidden = start.net_arch  # SB3's default spells [64, 64] as {"pi": ..., "vf": ...}
-        if isinstance(hidden, dict) and hidden.get("pi") == hidden.get("vf"):
-            hidden = hidden["pi"]
-        if hidden != net_arch:
-            raise ValueError(
-                f"{args.init_model} has hidden layers {start.net_arch}, not --net-arch "
-                f"{args.net_arch}"
-            )
-        reads = policy_kwargs.get("features_extractor_class", FlattenExtractor)
-        if type(start.features_extractor) is not reads:
-            raise ValueError(
-                f"{args.init_model} reads {type(start.features_extractor).__name__}, "
-                f"not --features {args.features}"
-            )
-        made_by = json.loads(Path(args.init_model).with_suffix(".json").read_text())
+    if args.init_model:  # record how the starting model was made
+        start = check_start_model(args, spec, game, net_arch)
+        made_by_path = Path(args.init_model).with_suffix(".json")
+        made_by = json.loads(made_by_path.read_text()) if made_by_path.is_file() else {}
         if "command" in made_by:
             command = f"{made_by['command']} && {command}"
     config = dataclasses.asdict(args) | {"command": command}
     (run / "config.json").write_text(json.dumps(config, indent=2))
 
     vec_class = SubprocVecEnv if args.subproc else DummyVecEnv
-    vec_env = vec_class([make_env(args, rank, snapshots) for rank in range(args.n_envs)])
+    # VecMonitor: TensorBoard's rollout/ep_rew_mean and ep_len_mean.
+    vec_env = VecMonitor(
+        vec_class([make_env(args, rank, snapshots) for rank in range(args.n_envs)])
+    )
     model = MaskablePPO(
         "MlpPolicy",
         vec_env,
@@ -485,6 +564,12 @@ def train(args: Args) -> Path:
             result["timesteps"] = model.num_timesteps
             result["wall_seconds"] = round(time.time() - started, 1)
             rows.append(result)
+            print(
+                f"[{model.num_timesteps} steps] vs {opponent}: win rate "
+                f"{result['win_rate']:.3f} ± {result['win_ci']:.3f}, mean score "
+                f"{result['mean_score']:.2f} over {games} games",
+                flush=True,
+            )
             if hasattr(model, "_logger"):  # set up by learn(); not yet there after imitation
                 model.logger.record(f"eval/win_rate_vs_{opponent}", result["win_rate"])
                 model.logger.record(f"eval/mean_score_vs_{opponent}", result["mean_score"])
@@ -554,6 +639,10 @@ def train(args: Args) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    try:
+        check(args)
+    except ValueError as error:
+        raise SystemExit(f"python -m training.train: error: {error}") from None
     run = train(args)
     print(f"run folder: {run}")
     with open(run / "evaluations.csv") as handle:

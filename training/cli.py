@@ -1,0 +1,57 @@
+"""Command-line arguments that every tool which builds a game shares, written once.
+
+``--env``, ``--num-players`` and the repeatable ``--option key=value`` (typed by the
+game's ``Config``: ``Config.parse_options``), checked together into a game before
+anything else happens, with an argparse error that names what is allowed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from envs.core.game import Game
+from envs.core.spec import GameSpec, all_ids, get_spec
+
+OPTION_HELP = (
+    "a game option as key=value, typed by the game (e.g. board_play=simultaneous, "
+    "variant=secret_positions, placement=alternate, target_score=100); repeatable"
+)
+
+
+def add_game_arguments(parser: argparse.ArgumentParser, env_default: str | None = None) -> None:
+    parser.add_argument(
+        "--env",
+        required=env_default is None,
+        default=env_default,
+        help="game id, either form (e.g. hiddenhand/pico-v0)",
+    )
+    parser.add_argument("--num-players", type=int, default=None, help="default: the game's own")
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="KEY=VALUE", help=OPTION_HELP
+    )
+
+
+def game_options(spec: GameSpec, num_players: int | None, texts: list[str]) -> dict[str, Any]:
+    """The options ``--num-players`` and ``--option`` give (ValueError if one is wrong)."""
+    options = spec.game_class.config_class.parse_options(texts)
+    if num_players is not None:
+        options["num_players"] = num_players
+    return options
+
+
+def game_from_args(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> tuple[GameSpec, dict[str, Any], Game]:
+    """The spec, the options and the game the arguments name; an argparse error (exit 2)
+    naming what is allowed if any of them is wrong."""
+    try:
+        spec = get_spec(args.env)
+    except ValueError:
+        parser.error(f"unknown --env {args.env!r}; games: {', '.join(all_ids())}")
+    try:
+        options = game_options(spec, args.num_players, args.option)
+        game = spec.make_game(**options)
+    except (ValueError, TypeError) as error:
+        parser.error(f"{spec.aec_id}: {error}")
+    return spec, options, game
