@@ -17,7 +17,8 @@ def test_the_readme_has_examples():
 
 @pytest.mark.parametrize("code", EXAMPLES, ids=[f"example{i}" for i in range(len(EXAMPLES))])
 def test_readme_example_runs(code, capsys):
-    code = re.sub(r"\.learn\([\d_]+\)", ".learn(64)", code)  # one rollout is enough here
+    code = re.sub(r"\.learn\([\d_]+\)", ".learn(64)", code)  # one short rollout is enough
+    code = code.replace('"MlpPolicy", env,', '"MlpPolicy", env, n_steps=64, batch_size=64,')
     exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
 
 
