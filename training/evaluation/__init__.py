@@ -1,0 +1,1 @@
+"""Evaluation beyond one match: the opponent panel and the benchmark's aggregate statistics."""
