@@ -11,12 +11,16 @@ baseline) or paths to saved models (checked against the env). For every ordered
 pair (A, B), A plays one seat and B every other seat, the lineup rotating a seat
 each game: a table of A's win rate and mean score with 95% confidence intervals.
 With more than two players, a rating (openskill's Plackett-Luce) from games whose
-seats are filled at random from all the agents is added.
+seats are filled at random from all the agents is added. With ``--panel``, each agent
+is scored against the game's opponent panel instead (``training/evaluation/panel.py``):
+a win rate above chance against every member, and their mean, the panel score.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 from collections.abc import Sequence
 
 import numpy as np
@@ -69,12 +73,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_game_arguments(parser)
-    parser.add_argument("--agents", nargs="+", required=True, help="names or model paths (≥ 2)")
+    parser.add_argument(
+        "--agents", nargs="+", required=True, help="names or model paths (≥ 2; ≥ 1 with --panel)"
+    )
+    parser.add_argument(
+        "--panel",
+        action="store_true",
+        help="score each agent against the game's opponent panel (panel-v1) instead",
+    )
     parser.add_argument("--games", type=int, default=2000, help="games per ordered pair")
     parser.add_argument("--seed", type=int, default=0, help="seed of the series")
     args = parser.parse_args(argv)
-    if len(args.agents) < 2:
-        parser.error("give at least two agents")
+    if len(args.agents) < (1 if args.panel else 2):
+        parser.error("give at least two agents (or one with --panel)")
+    if args.games < 1:
+        parser.error(f"--games must be at least 1, got {args.games}")
 
     spec, _, game = game_from_args(parser, args)
     agents = {}
@@ -83,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             agents[name] = make_agent(spec, game, name)
         except ValueError as error:
             parser.error(f"--agents {name!r}: {error}")
+    if args.panel:
+        print_panel(spec, game, agents, args.games, args.seed)
+        return
     print(f"{spec.aec_id}, {game.num_players} players, {args.games} seat-rotated games per pair")
     print("| agent | opponents | win rate (95% CI) | mean score (95% CI) | games |")
     print("|---|---|---|---|---|")
@@ -101,6 +117,37 @@ def main(argv: Sequence[str] | None = None) -> None:
             ratings(game, agents, args.games, seed=args.seed).items(), key=lambda kv: -kv[1][0]
         ):
             print(f"| {name} | {mu:.2f} | {sigma:.2f} |")
+
+
+def print_panel(spec: GameSpec, game: Game, agents: dict, games: int, seed: int) -> None:
+    """Each agent against the panel: a table per agent, then a JSON line of every score."""
+    from training.evaluation.panel import PANEL_VERSION, panel_members, panel_score
+
+    members = panel_members(spec, game)
+    print(
+        f"{spec.aec_id}, {game.num_players} players: {PANEL_VERSION} ({', '.join(members)}), "
+        f"{games} seat-rotated games per member; score = win rate above chance"
+    )
+    results = {}
+    for name, agent in agents.items():
+        result = results[name] = panel_score(game, agent, members, games, seed=seed, skip=name)
+        print(f"\n| {name} against | win rate (95% CI) | above chance (95% CI) | games |")
+        print("|---|---|---|---|")
+        for member, r in result["members"].items():
+            print(
+                f"| {member} | {r['win_rate']:.3f} ± {r['win_ci']:.3f} "
+                f"| {r['above_chance']:+.3f} ± {r['above_chance_ci']:.3f} | {games} |"
+            )
+        print(
+            f"| **panel score** | | **{result['panel_score']:+.3f} ± "
+            f"{result['panel_score_ci']:.3f}** | |"
+        )
+    print(
+        json.dumps(
+            {"env": spec.aec_id, "options": dataclasses.asdict(game.config), "scores": results},
+            default=str,
+        )
+    )
 
 
 if __name__ == "__main__":

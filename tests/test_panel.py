@@ -1,0 +1,66 @@
+"""The opponent panel: who is on it for each configuration, and how it scores an agent."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import envs
+from envs.core.agents import RandomAgent
+from training import evaluate
+from training.evaluation.panel import above_chance, panel_members, panel_score
+
+
+@pytest.mark.parametrize(
+    "env_id, options, expected",
+    [
+        ("hiddenhand/pico-v0", {}, ["random", "heuristic", "pimc", "ismcts", "ppo", "nash"]),
+        (
+            "hiddenhand/pico-v0",
+            {"num_players": 3},
+            ["random", "heuristic", "pimc", "ismcts", "ppo"],
+        ),
+        ("hiddenhand/forslag-v0", {}, ["random", "heuristic", "expert", "pimc", "ismcts", "ppo"]),
+        (  # no shipped agent for this configuration (yet)
+            "hiddenhand/forslag-v0",
+            {"board_play": "simultaneous"},
+            ["random", "heuristic", "expert", "pimc", "ismcts"],
+        ),
+        ("hiddenhand/pickup-v0", {"num_players": 3}, ["random", "heuristic", "pimc", "ismcts"]),
+    ],
+)
+def test_the_panel_holds_every_member_that_exists_for_the_configuration(env_id, options, expected):
+    spec = envs.get_spec(env_id)
+    assert list(panel_members(spec, spec.make_game(**options))) == expected
+
+
+def test_scores_are_win_rates_above_chance_and_their_mean():
+    assert above_chance(0.25, 4) == 0.0 and above_chance(1.0, 4) == 1.0
+    assert above_chance(0.0, 2) == -1.0 and above_chance(0.75, 2) == pytest.approx(0.5)
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    members = {"random": RandomAgent(game), "heuristic": spec.make_agent("heuristic", game)}
+    result = panel_score(
+        game, spec.make_agent("heuristic", game), members, games=40, skip="heuristic"
+    )
+    assert list(result["members"]) == ["random"]  # not scored against itself
+    row = result["members"]["random"]
+    assert row["above_chance"] == pytest.approx(2 * row["win_rate"] - 1)
+    assert result["panel_score"] == row["above_chance"] > 0.2  # the heuristic beats random
+    assert result["panel_score_ci"] == pytest.approx(row["above_chance_ci"])
+
+
+def test_evaluate_panel_prints_a_table_and_json(capsys, monkeypatch):
+    import training.evaluation.panel as panel
+
+    monkeypatch.setattr(
+        panel, "SEARCH_BUDGETS", {"pimc": {"samples": 4}, "ismcts": {"iterations": 4}}
+    )
+    evaluate.main(["--env", "hiddenhand/pico-v0", "--panel", "--agents", "random", "--games", "6"])
+    out = capsys.readouterr().out
+    assert "| **panel score** |" in out
+    scores = json.loads(out.strip().splitlines()[-1])["scores"]["random"]
+    assert set(scores["members"]) == {"heuristic", "pimc", "ismcts", "ppo", "nash"}
+    assert np.isfinite(scores["panel_score"])

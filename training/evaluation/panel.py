@@ -1,0 +1,93 @@
+"""The opponent panel (``panel-v1``): a fixed set of opponents per configuration, and the
+one number that sums up an agent against them.
+
+Members, each where it exists for the configuration:
+
+| member | what it is |
+|---|---|
+| `random` | uniform over the legal actions |
+| `heuristic` | the game's rule-based player |
+| `expert` | the game's stronger rule-based teacher (Förslag, Easter collection, Pick & Pack) |
+| `pimc` | determinised Monte Carlo search, 200 random rollouts per decision |
+| `ismcts` | information-set MCTS, 200 iterations per decision, random rollouts |
+| `ppo` | the shipped trained agent for the configuration |
+| `nash` | the exact equilibrium (two-player Pico) |
+
+The agent plays one seat and the member every other seat, the lineup rotating a seat
+each game (``training.evaluate.head_to_head``; the same seeds for every agent scored).
+A member's score is the agent's win rate above chance, ``(win - 1/N) / (1 - 1/N)``: 0 is
+chance, 1 winning every game, negative worse than chance. The panel score is its mean
+over the members, with a 95% interval from the members' intervals (independent series).
+An agent is not scored against itself: a member of the same name is left out.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from envs.core.agents import Agent
+from envs.core.game import Game
+from envs.core.spec import GameSpec
+
+PANEL_VERSION = "panel-v1"
+MEMBERS = ("random", "heuristic", "expert", "pimc", "ismcts", "ppo", "nash")
+#: The search members' budgets in panel-v1 (pinned here, not the agents' defaults).
+SEARCH_BUDGETS = {"pimc": {"samples": 200}, "ismcts": {"iterations": 200}}
+
+
+def panel_members(spec: GameSpec, game: Game) -> dict[str, Agent]:
+    """The panel for ``game``: every member that exists for its configuration."""
+    from training.agents.search import ISMCTS, PIMC
+
+    members: dict[str, Agent] = {}
+    for name in MEMBERS:
+        if name == "pimc":
+            members[name] = PIMC(game, **SEARCH_BUDGETS["pimc"])
+        elif name == "ismcts":
+            members[name] = ISMCTS(game, **SEARCH_BUDGETS["ismcts"])
+        elif name in ("random", "ppo") or name in spec.agents:
+            try:
+                members[name] = spec.make_agent(name, game)
+            except ValueError:  # no shipped agent, or no equilibrium, for this configuration
+                continue
+    return members
+
+
+def above_chance(win_rate: float, num_players: int) -> float:
+    chance = 1 / num_players
+    return (win_rate - chance) / (1 - chance)
+
+
+def panel_score(
+    game: Game,
+    agent: Agent,
+    members: dict[str, Agent],
+    games: int,
+    seed: int = 0,
+    skip: str = "",
+) -> dict[str, Any]:
+    """``agent`` against every member (but ``skip``): per-member win rates with 95%
+    intervals and scores above chance, and the panel score with its interval."""
+    from training.evaluate import head_to_head
+
+    rows = {}
+    for name, member in members.items():
+        if name == skip:
+            continue
+        result = head_to_head(game, agent, member, games, seed=seed)
+        scale = 1 - 1 / game.num_players
+        rows[name] = result | {
+            "above_chance": above_chance(result["win_rate"], game.num_players),
+            "above_chance_ci": result["win_ci"] / scale,
+        }
+    values = [r["above_chance"] for r in rows.values()]
+    interval = math.sqrt(sum(r["above_chance_ci"] ** 2 for r in rows.values())) / len(rows)
+    return {
+        "panel": PANEL_VERSION,
+        "games": games,
+        "seed": seed,
+        "members": rows,
+        "panel_score": sum(values) / len(values),
+        "panel_score_ci": interval,
+    }
