@@ -57,7 +57,8 @@ class Args:
         "random:1",
         "opponent mix as name:weight pairs, e.g. random:1,heuristic:1,self:2; a name is an "
         "agent the game knows or a saved model's path (runs/x/model.zip:1); 'self' draws "
-        "from the learner's saved snapshots (random until the first one exists)",
+        "from the learner's saved snapshots (fictitious self-play), 'latest' takes the newest "
+        "(naive self-play); both random until the first snapshot exists",
     )
     reward_mode: str = arg(
         "score",
@@ -192,6 +193,10 @@ def parse_mix(text: str) -> dict[str, float]:
     return mix
 
 
+#: Opponent names drawn from the learner's own snapshots: any of them, or the newest.
+SNAPSHOT_OPPONENTS = ("self", "latest")
+
+
 class OpponentMix(gymnasium.Wrapper):
     """Fills every other seat, each episode, with an opponent drawn from a weighted mix."""
 
@@ -205,17 +210,17 @@ class OpponentMix(gymnasium.Wrapper):
         self._fixed = {
             name: base.game_spec.make_agent(name, base.game)
             for name in self.names
-            if name != "self"
+            if name not in SNAPSHOT_OPPONENTS
         }
         self._snapshots: dict[Path, PolicyAgent] = {}
 
     def _draw(self, name: str):
-        if name != "self":
+        if name not in SNAPSHOT_OPPONENTS:
             return self._fixed[name]
         paths = sorted(self.snapshot_dir.glob("*.zip"))
         if not paths:
             return self.env.unwrapped.game_spec.agent_factory("random")(self.env.unwrapped.game)
-        path = paths[self.rng.integers(len(paths))]
+        path = paths[-1] if name == "latest" else paths[self.rng.integers(len(paths))]
         if path not in self._snapshots:
             base = self.env.unwrapped
             self._snapshots[path] = load_policy(path, base.game, base.game_spec.aec_id)
@@ -430,7 +435,7 @@ def check(args: Args) -> None:
     spec = get_spec(args.env)
     game = spec.make_game(**game_options(args))
     for name in parse_mix(args.opponents):
-        if name != "self":
+        if name not in SNAPSHOT_OPPONENTS:
             spec.make_agent(name, game)
     if args.imitate_steps:
         spec.agent_factory(args.teacher)

@@ -1,0 +1,95 @@
+"""The benchmark harness: a user's algorithm in a few lines, resumable runs, the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import envs
+from training import benchmark
+
+
+@pytest.fixture
+def cheap_panel(monkeypatch):
+    import training.evaluation.panel as panel
+
+    monkeypatch.setattr(
+        panel, "SEARCH_BUDGETS", {"pimc": {"samples": 4}, "ismcts": {"iterations": 4}}
+    )
+
+
+def untrained(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> Path:
+    """A user's algorithm: here, MaskablePPO that does not train at all."""
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    from training.agents.policy import policy_metadata, save_policy
+
+    spec = envs.get_spec(env_id)
+    env = gymnasium.make(spec.gym_id, **options)
+    model = MaskablePPO("MlpPolicy", env, seed=seed, device="cpu")
+    return save_policy(
+        model, folder / "model", policy_metadata(env_id, spec.make_game(**options), options)
+    )
+
+
+def test_a_registered_algorithm_runs_is_scored_and_resumes(tmp_path, cheap_panel):
+    benchmark.register("untrained")(untrained)
+    runs = benchmark.plan(["untrained"], ["pico-2p"], [0, 1], 10, tmp_path)
+    results = [benchmark.execute(run, eval_games=4) for run in runs]
+    assert [r["seed"] for r in results] == [0, 1]
+    assert all(-1 <= r["panel_score"] <= 1 for r in results)
+    assert set(results[0]["members"]) == {"random", "heuristic", "pimc", "ismcts", "ppo", "nash"}
+    score = runs[0].folder / "score.json"
+    before = score.stat().st_mtime_ns
+    assert benchmark.execute(runs[0], eval_games=4) == results[0]  # finished: skipped
+    assert score.stat().st_mtime_ns == before
+    summary = benchmark.report(tmp_path)
+    entry = summary["algorithms"]["untrained"]
+    assert entry["runs"] == 2 and entry["ci"][0] <= entry["iqm"] <= entry["ci"][1]
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert len(saved["runs"]) == 2
+    assert "| untrained |" in (tmp_path / "results.md").read_text()
+    for picture in ("iqm.png", "profiles.png", "curves.png"):
+        assert (tmp_path / picture).stat().st_size > 1000
+    del benchmark.ALGORITHMS["untrained"]
+
+
+def test_seeds_and_bad_arguments(capsys):
+    assert benchmark.parse_seeds("0-4") == [0, 1, 2, 3, 4]
+    assert benchmark.parse_seeds("0,2,7") == [0, 2, 7]
+    for argv, message in (
+        (["--algorithms", "ppo-nothing"], "registered: ppo-random"),
+        (["--algorithms", "ppo-random", "--configs", "chess"], "the protocol's: pico-2p"),
+        (["--algorithms", "ppo-random", "--steps", "many"], "--steps"),
+        (["--report", "/nonexistent"], "no finished runs"),
+    ):
+        with pytest.raises(SystemExit):
+            benchmark.main(argv)
+        assert message in capsys.readouterr().err
+
+
+def test_the_meta_solver_finds_a_zero_sum_equilibrium():
+    rock_paper_scissors = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=float)
+    assert np.allclose(benchmark.zero_sum_equilibrium(rock_paper_scissors), 1 / 3, atol=1e-6)
+    dominated = np.array([[0, 0.4], [-0.4, 0]])  # the first strategy beats the second
+    assert np.allclose(benchmark.zero_sum_equilibrium(dominated), [1, 0], atol=1e-6)
+
+
+@pytest.mark.slow
+def test_the_harness_end_to_end(tmp_path, cheap_panel):
+    """One configuration, two algorithms, two seeds, a few hundred steps, from the CLI."""
+    benchmark.main(
+        ["--algorithms", "ppo-random,ppo-selfplay", "--configs", "pico-2p", "--seeds", "0-1",
+         "--steps", "300", "--eval-games", "4", "--out", str(tmp_path)]
+    )  # fmt: skip
+    summary = json.loads((tmp_path / "results.json").read_text())["summary"]
+    for algorithm in ("ppo-random", "ppo-selfplay"):
+        entry = summary["algorithms"][algorithm]
+        assert entry["runs"] == 2
+        assert entry["ci"][0] <= entry["iqm"] <= entry["ci"][1]
+    assert set(summary["improvement"]) == {"ppo-random > ppo-selfplay", "ppo-selfplay > ppo-random"}
+    benchmark.main(["--report", str(tmp_path)])  # the report alone, from the finished runs

@@ -1,0 +1,505 @@
+"""Benchmark RL algorithms on Hidden Hand: the harness of the protocol in docs/benchmark.md.
+
+    python -m training.benchmark --algorithms ppo-random,ppo-fsp --configs pico-2p \\
+        --seeds 0-4 --steps 50000 --out runs/bench --jobs 2
+    python -m training.benchmark --report runs/bench
+
+Every (algorithm, configuration, seed) is a run folder ``OUT/runs/ALG/CONFIG/seedS``:
+the algorithm trains there for the step budget and saves ``model.zip`` (a model that
+``training.evaluate`` loads), then the harness scores it against the opponent panel
+(``training.evaluation.panel``) with the protocol's evaluation seeds and writes
+``score.json``. Finished runs are skipped, so an interrupted benchmark resumes where it
+stopped. The report aggregates the panel scores over runs (interquartile mean with
+stratified bootstrap intervals, probability of improvement, performance profiles) into
+``results.json``, ``results.csv``, ``results.md`` and plots.
+
+An algorithm is a registered function ``(env_id, options, steps, seed, folder) -> Path``
+that trains for ``steps`` learner decisions and returns the saved model's path; register
+yours with ``@register("name")`` in a module given to ``--import``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import importlib
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from envs.core.spec import get_spec
+
+#: (env_id, options) -> a trained model's path
+Algorithm = Callable[[str, dict[str, Any], int, int, Path], Path]
+ALGORITHMS: dict[str, Algorithm] = {}
+
+#: The protocol's configurations: each game's default, Förslag's simultaneous board play
+#: and Easter collection's secret positions.
+CONFIGURATIONS: dict[str, tuple[str, dict[str, Any]]] = {
+    "pico-2p": ("hiddenhand/pico-v0", {"num_players": 2}),
+    "pickup-4p": ("hiddenhand/pickup-v0", {"num_players": 4}),
+    "forslag-4p": ("hiddenhand/forslag-v0", {"num_players": 4}),
+    "forslag-4p-simultaneous": (
+        "hiddenhand/forslag-v0",
+        {"num_players": 4, "board_play": "simultaneous"},
+    ),
+    "pick_and_pack-2p": ("hiddenhand/pick_and_pack-v0", {}),
+    "easter_collection-2p": ("hiddenhand/easter_collection-v0", {"num_players": 2}),
+    "easter_collection-2p-secret": (
+        "hiddenhand/easter_collection-v0",
+        {"num_players": 2, "variant": "secret_positions"},
+    ),
+}
+#: Learner decisions per run.
+BUDGETS = {"small": 50_000, "large": 1_000_000}
+#: Panel games per member for each run's score, and their seed (never a training seed).
+EVAL_GAMES = 100
+EVAL_SEED = 1_000_003
+
+
+def register(name: str) -> Callable[[Algorithm], Algorithm]:
+    """Add a training function to the benchmark's algorithms under ``name``."""
+
+    def add(function: Algorithm) -> Algorithm:
+        ALGORITHMS[name] = function
+        return function
+
+    return add
+
+
+# --- the first algorithms: one network and one set of hyperparameters for every game ---------
+def train_ppo(
+    env_id: str, options: dict, steps: int, seed: int, folder: Path, opponents: str
+) -> Path:
+    """MaskablePPO (training.train's defaults: 128x128, dense score reward) against a mix."""
+    from training.train import Args, train
+
+    options = dict(options)
+    args = Args(
+        env=env_id,
+        num_players=options.pop("num_players", None),
+        option=[f"{key}={value}" for key, value in options.items()],
+        opponents=opponents,
+        total_timesteps=steps,
+        seed=seed,
+        eval_every=max(1024, steps // 5),
+        eval_games=100,
+        final_eval_games=100,
+        snapshot_every=max(256, steps // 10),
+        run_dir=str(folder.parent),
+        run_name=folder.name,
+        overwrite=True,
+        progress_bar=False,
+    )
+    return train(args) / "model.zip"
+
+
+for _name, _mix in {
+    "ppo-random": "random:1",
+    "ppo-heuristic": "heuristic:1",
+    "ppo-selfplay": "latest:1",
+    "ppo-fsp": "self:1",
+}.items():
+
+    def _entry(env_id, options, steps, seed, folder, _mix=_mix):
+        return train_ppo(env_id, options, steps, seed, folder, _mix)
+
+    _entry.__doc__ = f"MaskablePPO against opponents {_mix!r}."
+    register(_name)(_entry)
+
+
+@register("psro")
+def psro(env_id: str, options: dict, steps: int, seed: int, folder: Path, rounds: int = 3) -> Path:
+    """PSRO with MaskablePPO best responses: the population starts with random; each round
+    trains a best response for ``steps / rounds`` decisions against the population mixed
+    by the meta-game's equilibrium (the agent in one seat, a member in every other; the
+    antisymmetric payoff solved as a zero-sum matrix game), and adds it. The model is the
+    last best response."""
+    from training.evaluate import head_to_head
+
+    spec = get_spec(env_id)
+    game = spec.make_game(**options)
+    population = ["random"]
+    weights = np.array([1.0])
+    model = Path()
+    for round_ in range(rounds):
+        mix = ",".join(f"{name}:{w:.6f}" for name, w in zip(population, weights, strict=True))
+        model = train_ppo(
+            env_id, options, steps // rounds, seed + 1000 * round_, folder / f"br{round_}", mix
+        )
+        population.append(str(model))
+        agents = [spec.make_agent(name, game) for name in population]
+        size = len(agents)
+        wins = np.full((size, size), 1 / game.num_players)
+        for i in range(size):
+            for j in range(size):
+                if i != j:
+                    result = head_to_head(game, agents[i], agents[j], 50, seed=seed + 7)
+                    wins[i, j] = result["win_rate"]
+        weights = zero_sum_equilibrium(wins - wins.T)
+    shutil.copy(model, folder / "model.zip")
+    shutil.copy(model.with_suffix(".json"), folder / "model.json")
+    return folder / "model.zip"
+
+
+def zero_sum_equilibrium(payoff: np.ndarray) -> np.ndarray:
+    """The row player's maximin mixed strategy of a zero-sum matrix game (an LP)."""
+    from scipy.optimize import linprog
+
+    rows, columns = payoff.shape
+    # Variables: the strategy x (rows) and the value v; maximise v s.t. x @ payoff >= v.
+    cost = np.zeros(rows + 1)
+    cost[-1] = -1
+    upper = np.hstack([-payoff.T, np.ones((columns, 1))])
+    equal = np.hstack([np.ones((1, rows)), np.zeros((1, 1))])
+    bounds = [(0, None)] * rows + [(None, None)]
+    solution = linprog(cost, upper, np.zeros(columns), equal, [1.0], bounds, method="highs")
+    strategy = np.clip(solution.x[:rows], 0, None)
+    return strategy / strategy.sum()
+
+
+# --- runs -------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Run:
+    algorithm: str
+    config: str
+    seed: int
+    steps: int
+    folder: Path
+
+
+def plan(
+    algorithms: Sequence[str], configs: Sequence[str], seeds: Sequence[int], steps: int, out: Path
+) -> list[Run]:
+    return [
+        Run(a, c, s, steps, out / "runs" / a / c / f"seed{s}")
+        for a in algorithms
+        for c in configs
+        for s in seeds
+    ]
+
+
+def execute(run: Run, eval_games: int, modules: Sequence[str] = ()) -> dict:
+    """Train (unless a model is there) and score one run; the score is saved beside it."""
+    import torch
+
+    for module in modules:  # a worker process registers the user's algorithms again
+        importlib.import_module(module)
+    torch.set_num_threads(1)
+    score_path = run.folder / "score.json"
+    if score_path.is_file():
+        return json.loads(score_path.read_text())
+    env_id, options = CONFIGURATIONS[run.config]
+    trained = run.folder / "trained.json"
+    started = time.time()
+    if not trained.is_file():
+        run.folder.mkdir(parents=True, exist_ok=True)
+        model = ALGORITHMS[run.algorithm](env_id, options, run.steps, run.seed, run.folder)
+        trained.write_text(json.dumps({"model": str(model), "seconds": time.time() - started}))
+    model = Path(json.loads(trained.read_text())["model"])
+    score = score_model(env_id, options, model, eval_games)
+    result = dataclasses.asdict(run) | {
+        "folder": str(run.folder),
+        "train_seconds": json.loads(trained.read_text())["seconds"],
+        **score,
+    }
+    score_path.write_text(json.dumps(result, indent=2))
+    return result
+
+
+def score_model(env_id: str, options: dict, model: Path, games: int) -> dict:
+    from training.evaluation.panel import panel_members, panel_score
+
+    spec = get_spec(env_id)
+    game = spec.make_game(**options)
+    agent = spec.make_agent(str(model), game)
+    result = panel_score(game, agent, panel_members(spec, game), games, seed=EVAL_SEED)
+    return {
+        "panel": result["panel"],
+        "panel_score": result["panel_score"],
+        "panel_score_ci": result["panel_score_ci"],
+        "members": {n: r["above_chance"] for n, r in result["members"].items()},
+        "eval_games": games,
+    }
+
+
+# --- the report -------------------------------------------------------------------------------
+def report(out: Path) -> dict:
+    """Aggregate every finished run under ``out`` into results.json/.csv/.md and plots."""
+    from training.evaluation.aggregate import (
+        iqm,
+        probability_of_improvement,
+        stratified_bootstrap_ci,
+    )
+
+    rows = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/*/seed*/score.json"))]
+    if not rows:
+        raise ValueError(f"no finished runs under {out / 'runs'}")
+    algorithms = sorted({r["algorithm"] for r in rows})
+    configs = [c for c in CONFIGURATIONS if any(r["config"] == c for r in rows)]
+    matrices = {a: score_matrix(rows, a, configs) for a in algorithms}
+    summary: dict[str, Any] = {"configs": configs, "algorithms": {}, "improvement": {}}
+    for algorithm, matrix in matrices.items():
+        if matrix is None:
+            continue
+        point, low, high = stratified_bootstrap_ci(iqm, matrix)
+        per_config = {
+            c: stratified_bootstrap_ci(iqm, matrix[:, [k]]) for k, c in enumerate(configs)
+        }
+        summary["algorithms"][algorithm] = {
+            "runs": int(matrix.size),
+            "iqm": point,
+            "ci": [low, high],
+            "per_config": {c: {"iqm": v[0], "ci": [v[1], v[2]]} for c, v in per_config.items()},
+        }
+    complete = [a for a in algorithms if matrices[a] is not None]
+    for x in complete:
+        for y in complete:
+            if x != y:
+                point, low, high = stratified_bootstrap_ci(
+                    probability_of_improvement, matrices[x], matrices[y]
+                )
+                summary["improvement"][f"{x} > {y}"] = {"p": point, "ci": [low, high]}
+    (out / "results.json").write_text(json.dumps({"summary": summary, "runs": rows}, indent=2))
+    with open(out / "results.csv", "w", newline="") as handle:
+        fields = [
+            "algorithm",
+            "config",
+            "seed",
+            "steps",
+            "panel_score",
+            "panel_score_ci",
+            "train_seconds",
+            "eval_games",
+        ]
+        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / "results.md").write_text(markdown_table(summary))
+    plot(out, rows, summary, matrices)
+    return summary
+
+
+def score_matrix(rows: list[dict], algorithm: str, configs: list[str]) -> np.ndarray | None:
+    """Panel scores (seeds, configs) of one algorithm; None unless every config has the
+    same number of runs (the bootstrap stratifies by config)."""
+    columns = [
+        [
+            r["panel_score"]
+            for r in sorted(rows, key=lambda r: r["seed"])
+            if r["algorithm"] == algorithm and r["config"] == c
+        ]
+        for c in configs
+    ]
+    if len({len(c) for c in columns}) != 1 or not columns[0]:
+        return None
+    return np.array(columns).T
+
+
+def markdown_table(summary: dict) -> str:
+    configs = summary["configs"]
+    lines = [
+        "| algorithm | IQM panel score (95% CI) | " + " | ".join(configs) + " |",
+        "|---|---|" + "---|" * len(configs),
+    ]
+    for name, s in summary["algorithms"].items():
+        cells = [
+            f"{s['per_config'][c]['iqm']:+.3f} [{s['per_config'][c]['ci'][0]:+.3f}, "
+            f"{s['per_config'][c]['ci'][1]:+.3f}]"
+            for c in configs
+        ]
+        lines.append(
+            f"| {name} | {s['iqm']:+.3f} [{s['ci'][0]:+.3f}, {s['ci'][1]:+.3f}] | "
+            + " | ".join(cells)
+            + " |"
+        )
+    if summary["improvement"]:
+        lines += ["", "| comparison | P(X > Y) (95% CI) |", "|---|---|"]
+        for pair, v in summary["improvement"].items():
+            lines.append(f"| {pair} | {v['p']:.2f} [{v['ci'][0]:.2f}, {v['ci'][1]:.2f}] |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from training.evaluation.aggregate import performance_profile
+
+    algorithms = list(summary["algorithms"])
+    configs = summary["configs"]
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(configs) * len(algorithms) ** 0.5), 4))
+    width = 0.8 / max(1, len(algorithms))
+    for i, name in enumerate(algorithms):
+        per = summary["algorithms"][name]["per_config"]
+        centre = np.array([per[c]["iqm"] for c in configs])
+        low = centre - np.array([per[c]["ci"][0] for c in configs])
+        high = np.array([per[c]["ci"][1] for c in configs]) - centre
+        ax.bar(
+            np.arange(len(configs)) + i * width,
+            centre,
+            width,
+            yerr=[low, high],
+            capsize=3,
+            label=name,
+        )
+    ax.set_xticks(
+        np.arange(len(configs)) + width * (len(algorithms) - 1) / 2,
+        configs,
+        rotation=20,
+        ha="right",
+    )
+    ax.set(ylabel="IQM panel score (95% CI)", title="Panel score by configuration")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "iqm.png", dpi=100)
+    plt.close(fig)
+
+    thresholds = np.linspace(-1, 1, 81)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name in algorithms:
+        if matrices.get(name) is not None:
+            ax.plot(thresholds, performance_profile(matrices[name], thresholds), label=name)
+    ax.set(
+        xlabel="panel score τ",
+        ylabel="fraction of runs with score > τ",
+        title="Performance profiles",
+    )
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "profiles.png", dpi=100)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, len(configs), figsize=(4 * len(configs), 3.5), squeeze=False)
+    for ax, config in zip(axes[0], configs, strict=True):
+        for name in algorithms:
+            curves = [
+                learning_curve(Path(r["folder"]))
+                for r in rows
+                if r["algorithm"] == name and r["config"] == config
+            ]
+            curves = [c for c in curves if c is not None]
+            if not curves:
+                continue
+            length = min(len(c[0]) for c in curves)
+            steps = curves[0][0][:length]
+            values = np.array([c[1][:length] for c in curves])
+            mean = values.mean(axis=0)
+            spread = values.std(axis=0)
+            ax.plot(steps, mean, label=name)
+            ax.fill_between(steps, mean - spread, mean + spread, alpha=0.2)
+        ax.set(title=config, xlabel="learner decisions", ylabel="win rate vs heuristic")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "curves.png", dpi=100)
+    plt.close(fig)
+
+
+def learning_curve(folder: Path) -> tuple[list[int], list[float]] | None:
+    """(timesteps, win rate against the heuristic) from a run's ``evaluations.csv``."""
+    path = folder / "evaluations.csv"
+    if not path.is_file():
+        return None
+    with open(path) as handle:
+        rows = [r for r in csv.DictReader(handle) if r["opponent"] == "heuristic"]
+    return [int(r["timesteps"]) for r in rows], [float(r["win_rate"]) for r in rows]
+
+
+# --- the command line -------------------------------------------------------------------------
+def parse_seeds(text: str) -> list[int]:
+    """``0-4`` or ``0,2,7``."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        first, dash, last = part.partition("-")
+        seeds += list(range(int(first), int(last) + 1)) if dash else [int(first)]
+    return seeds
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--algorithms", default="", help="comma-separated registered names")
+    parser.add_argument(
+        "--configs", default=",".join(CONFIGURATIONS), help="comma-separated configurations"
+    )
+    parser.add_argument("--seeds", default="0-4", help="training seeds: 0-4 or 0,2,7")
+    parser.add_argument(
+        "--steps", default="small", help=f"learner decisions per run, or one of {BUDGETS}"
+    )
+    parser.add_argument("--eval-games", type=int, default=EVAL_GAMES, help="per panel member")
+    parser.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
+    parser.add_argument("--out", default="runs/benchmark", help="the benchmark's folder")
+    parser.add_argument("--report", metavar="DIR", help="only redo the report of DIR")
+    parser.add_argument(
+        "--import",
+        dest="modules",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a module that registers more algorithms (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    for module in args.modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            parser.error(f"--import {module}: {error}")
+    if args.report:
+        try:
+            print(markdown_table(report(Path(args.report))))
+        except ValueError as error:
+            parser.error(str(error))
+        return
+    algorithms = [a for a in args.algorithms.split(",") if a]
+    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    if not algorithms or unknown:
+        parser.error(
+            f"--algorithms: unknown {unknown or 'none given'}; registered: {', '.join(ALGORITHMS)}"
+        )
+    configs = args.configs.split(",")
+    wrong = [c for c in configs if c not in CONFIGURATIONS]
+    if wrong:
+        parser.error(f"--configs: unknown {wrong}; the protocol's: {', '.join(CONFIGURATIONS)}")
+    try:
+        seeds = parse_seeds(args.seeds)
+        steps = BUDGETS[args.steps] if args.steps in BUDGETS else int(args.steps)
+    except ValueError as error:
+        parser.error(f"--seeds or --steps: {error}")
+    if steps < 1 or args.jobs < 1 or args.eval_games < 1:
+        parser.error("--steps, --jobs and --eval-games must be positive")
+    out = Path(args.out)
+    runs = plan(algorithms, configs, seeds, steps, out)
+    started = time.time()
+    print(f"{len(runs)} runs ({steps} decisions each) in {out}, {args.jobs} at a time")
+    if args.jobs == 1:
+        results = [execute(run, args.eval_games, args.modules) for run in runs]
+    else:
+        with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+            results = list(
+                pool.map(execute, runs, [args.eval_games] * len(runs), [args.modules] * len(runs))
+            )
+    for r in results:
+        print(
+            f"{r['algorithm']} {r['config']} seed {r['seed']}: panel score "
+            f"{r['panel_score']:+.3f} ± {r['panel_score_ci']:.3f}"
+        )
+    print(f"wall time: {time.time() - started:.0f} s")
+    print(markdown_table(report(out)))
+
+
+if __name__ == "__main__":
+    main()
