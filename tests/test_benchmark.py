@@ -93,3 +93,19 @@ def test_the_harness_end_to_end(tmp_path, cheap_panel):
         assert entry["ci"][0] <= entry["iqm"] <= entry["ci"][1]
     assert set(summary["improvement"]) == {"ppo-random > ppo-selfplay", "ppo-selfplay > ppo-random"}
     benchmark.main(["--report", str(tmp_path)])  # the report alone, from the finished runs
+
+
+def test_the_docs_worked_example_registers_and_runs(tmp_path, cheap_panel, monkeypatch):
+    import re
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "benchmark.md").read_text()
+    code = re.findall(r"```python\n# my_method.py\n(.*?)```", docs, flags=re.DOTALL)[0]
+    (tmp_path / "my_method.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "bench"
+    benchmark.main(
+        ["--import", "my_method", "--algorithms", "my-ppo", "--configs", "pico-2p",
+         "--seeds", "0", "--steps", "64", "--eval-games", "2", "--out", str(out)]
+    )  # fmt: skip
+    assert "my-ppo" in json.loads((out / "results.json").read_text())["summary"]["algorithms"]
+    del benchmark.ALGORITHMS["my-ppo"]
