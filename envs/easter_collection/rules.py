@@ -527,6 +527,7 @@ class EasterCollectionState(State):
         for seat in others:
             pool += np.flatnonzero(self.hands[seat]).tolist()
         pool += np.flatnonzero(self.buried).tolist()
+        pool = sorted(pool)  # the same draw from states the player cannot tell apart
         pool = [pool[i] for i in rng.permutation(len(pool))]
 
         def draw(suits: tuple[int, ...] | None) -> int:

@@ -446,8 +446,13 @@ class ForslagState(State):
         sample.rng = np.random.default_rng(rng.integers(2**63))
         hidden = (self.hands - self.known).astype(np.int64)
         hidden[player] = 0
-        unknown = np.concatenate(
-            [np.asarray(self.deck, dtype=np.int64), np.repeat(np.arange(NUM_TYPES), hidden.sum(0))]
+        unknown = np.sort(  # sorted: the same draw from states the player cannot tell apart
+            np.concatenate(
+                [
+                    np.asarray(self.deck, dtype=np.int64),
+                    np.repeat(np.arange(NUM_TYPES), hidden.sum(0)),
+                ]
+            )
         )
         rng.shuffle(unknown)
         dealt = 0

@@ -419,9 +419,11 @@ class PickupState(State):
         sample = self.clone()
         sample.rng = np.random.default_rng(rng.integers(2**63))
         others = [q for q in self.game.all_seats if q != player]
-        unknown = np.concatenate(
-            [np.repeat(RANK_INDEX, self.hands[q]) for q in others]
-            + [np.array(self.stock, dtype=np.int64)]
+        unknown = np.sort(  # sorted: the same draw from states the player cannot tell apart
+            np.concatenate(
+                [np.repeat(RANK_INDEX, self.hands[q]) for q in others]
+                + [np.array(self.stock, dtype=np.int64)]
+            )
         )
         rng.shuffle(unknown)
         start = 0

@@ -1,0 +1,341 @@
+"""Search agents for every game, built on ``Position.resample`` and ``State.clone``.
+
+Both agents set ``uses_position = True``: ``decide`` hands them a ``Position``, and a
+determinisation drawn from it (``position.resample(rng)``, a full state the searcher's
+seat cannot tell from the real one) is all they ever see of the state. A position is
+the state before the current choice is revealed, so at a simultaneous choice the other
+choosers' pending actions are not in it: the search draws them itself. Both agents are
+deterministic given the ``rng`` passed to ``act`` (worlds, chance events and rollouts
+all come from it), play the only legal action without searching, and work in every
+game and player count. Two states the seat cannot tell apart get the same decision
+from the same ``rng`` when the game's ``resample`` draws the same world from both (it
+always draws from the same distribution).
+
+Outcome of a finished game, for every seat: its win share (1/k for each of k tied
+leaders, 0 for the others, as ``training.tournament`` counts wins; ``outcome="win"``,
+the default) or its score margin (its score minus the best other score;
+``outcome="margin"``; scale ISMCTS's ``exploration`` to the scores). Rollouts play every seat with the rollout policy to the end:
+``"random"`` (uniform over the legal actions, the default) or ``"heuristic"`` (the
+game's own ``heuristic`` agent, acting from the seat's observation and mask; several
+times slower per rollout).
+
+**PIMC** (perfect-information Monte Carlo, determinised rollouts). The budget
+``samples`` is in rollouts per decision, shared among the ``k`` legal actions:
+``max(1, samples // k)`` worlds are drawn, and in each world every legal action is
+played once (the other seats choosing now get their actions from the rollout policy)
+and rolled out to the end. Within a world all the actions share one rollout seed
+(common random numbers: the same draws for the others' pending choices and the same
+chance events), so they are compared on equal terms. The action with the best mean
+outcome is played (ties: the lowest action).
+
+**ISMCTS** (single-observer information-set MCTS, after Cowling, Powley and Whitehouse
+2012 and the shape of OpenSpiel's ``ismcts.py``). One tree per decision, from the
+searcher's point of view: a node is the searcher's information at a decision point,
+keyed by the number of joint actions since the root, the seats choosing and the
+searcher's own observation (which holds what it has seen: its hand, revealed choices,
+public moves, dealt cards). Observations need not recall everything, so positions the
+searcher would tell apart only by an earlier event can share a node; the statistics are
+then pooled, never wrong about legality. Each iteration draws a world and descends:
+
+- at a node, every seat choosing now picks its action from its own statistics in that
+  node (decoupled UCT: a simultaneous choice is made by each chooser without the
+  others' pending actions): first a legal action it has never tried there (at random),
+  else the legal action maximising ``mean + exploration * sqrt(ln(n) / n_a)``, ``n``
+  counting the visits of the actions legal in this world (as OpenSpiel filters
+  illegal children). Only actions legal in the sampled world are ever considered.
+  The other seats' statistics are keyed by the searcher's information (single
+  observer): they pool every world the searcher cannot tell apart, so in the tree the
+  others choose as if they knew what the searcher knows, restricted to their legal
+  actions in the sampled world;
+- the first node not yet in the tree is added, and the game is rolled out from there
+  with the rollout policy (the root is in the tree from the start);
+- every seat's outcome is backed up into the statistics of the actions it chose.
+
+The searcher plays its most visited root action (ties: the best mean, then the lowest
+action).
+
+``action_probabilities(observation, action_mask, position=None, rng=None)``: with a
+``position``, a new search (with ``rng``, default ``np.random.default_rng(0)``);
+without one, the result of the last search if it was made for this observation and
+mask (``act`` stores it), else a ValueError. ISMCTS returns the root visit counts
+normalised; PIMC the uniform distribution over its best actions (one-hot unless tied).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from envs.core.agents import Position
+from envs.core.game import Game, State
+from envs.core.spec import spec_of
+
+#: Default budgets (rollouts per decision): see the module docstring of each agent.
+DEFAULT_SAMPLES = 200
+DEFAULT_ITERATIONS = 200
+#: UCT exploration constant for outcomes in [0, 1] (win shares).
+DEFAULT_EXPLORATION = 1.0
+
+OUTCOMES = ("win", "margin")
+ROLLOUTS = ("random", "heuristic")
+
+
+def outcomes(scores: np.ndarray, kind: str) -> np.ndarray:
+    """Every seat's outcome of a finished game with ``scores``: win share or score margin."""
+    if kind == "win":
+        leaders = scores == scores.max()
+        return leaders / leaders.sum()
+    ordered = np.sort(scores)
+    best_other = np.where(scores == ordered[-1], ordered[-2], ordered[-1])
+    return (scores - best_other).astype(np.float64)
+
+
+class RolloutPolicy:
+    """Plays every seat to the end: uniformly at random or with the game's heuristic."""
+
+    def __init__(self, game: Game, kind: str = "random") -> None:
+        if kind not in ROLLOUTS:
+            raise ValueError(f"rollout={kind!r} is not allowed; allowed values: {ROLLOUTS}")
+        self.game = game
+        self.agent: Any = None
+        if kind == "heuristic":
+            self.agent = spec_of(game).agent_factory("heuristic")(game)
+
+    def action(self, state: State, player: int, rng: np.random.Generator) -> int:
+        mask = state.legal_mask(player)
+        if self.agent is None:
+            legal = np.flatnonzero(mask)
+            return int(legal[rng.integers(len(legal))])
+        observation = self.game.observation(state, player)
+        return int(self.agent.act(observation, mask.astype(np.int8), rng))
+
+    def play_out(self, state: State, rng: np.random.Generator) -> np.ndarray:
+        """Play ``state`` (changed in place) to the end; return the final scores."""
+        while True:
+            choosers = state.to_act()
+            if not choosers:
+                return state.scores()
+            state.apply({p: self.action(state, p, rng) for p in choosers})
+
+
+class _SearchAgent:
+    """What both search agents share: the protocol, trivial decisions, the stored result."""
+
+    uses_position = True
+
+    def __init__(self, game: Game, rollout: str, outcome: str) -> None:
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome={outcome!r} is not allowed; allowed values: {OUTCOMES}")
+        self.game = game
+        self.outcome = outcome
+        self.rollout = RolloutPolicy(game, rollout)
+        self._last: tuple[bytes, bytes, np.ndarray] | None = None
+
+    def _search(
+        self, position: Position, legal: np.ndarray, rng: np.random.Generator
+    ) -> tuple[int, np.ndarray]:
+        """The chosen action and the distribution over ``legal`` (same order)."""
+        raise NotImplementedError
+
+    def _decide(
+        self,
+        observation: np.ndarray | None,
+        action_mask: np.ndarray,
+        rng: np.random.Generator,
+        position: Position | None,
+    ) -> tuple[int, np.ndarray]:
+        if position is None:
+            raise ValueError(
+                f"{type(self).__name__} searches from a position: call it with position= "
+                "(envs.core.agents.decide does)"
+            )
+        legal = np.flatnonzero(action_mask)
+        if len(legal) == 1:
+            action, weights = int(legal[0]), np.ones(1)
+        else:
+            action, weights = self._search(position, legal, rng)
+        probabilities = np.zeros(len(action_mask), dtype=np.float64)
+        probabilities[legal] = weights
+        self._last = (_key(observation), np.asarray(action_mask).tobytes(), probabilities)
+        return action, probabilities
+
+    def act(
+        self,
+        observation: np.ndarray | None,
+        action_mask: np.ndarray,
+        rng: np.random.Generator,
+        position: Position | None = None,
+    ) -> int:
+        return self._decide(observation, action_mask, rng, position)[0]
+
+    def action_probabilities(
+        self,
+        observation: np.ndarray | None,
+        action_mask: np.ndarray,
+        position: Position | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> np.ndarray:
+        """The search's distribution over the actions (see the module docstring)."""
+        if position is not None:
+            rng = np.random.default_rng(0) if rng is None else rng
+            return self._decide(observation, action_mask, rng, position)[1].copy()
+        last = self._last
+        if last is None or last[:2] != (_key(observation), np.asarray(action_mask).tobytes()):
+            raise ValueError(
+                f"{type(self).__name__}.action_probabilities needs position= unless it "
+                "follows act() for the same observation and mask"
+            )
+        return last[2].copy()
+
+
+def _key(observation: np.ndarray | None) -> bytes:
+    return b"" if observation is None else np.asarray(observation).tobytes()
+
+
+class PIMC(_SearchAgent):
+    """Determinised Monte Carlo: ``samples`` rollouts per decision, shared among the legal
+    actions (at least one world; see the module docstring)."""
+
+    def __init__(
+        self,
+        game: Game,
+        samples: int = DEFAULT_SAMPLES,
+        rollout: str = "random",
+        outcome: str = "win",
+    ) -> None:
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, got {samples}")
+        super().__init__(game, rollout, outcome)
+        self.samples = samples
+
+    def action_values(
+        self, position: Position, legal: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Mean outcome of each action in ``legal`` for the position's seat."""
+        player = position.player
+        totals = np.zeros(len(legal), dtype=np.float64)
+        worlds = max(1, self.samples // len(legal))
+        for _ in range(worlds):
+            world = position.resample(rng)
+            seed = int(rng.integers(2**63))
+            for i, action in enumerate(legal):
+                state = world.clone()
+                draws = np.random.default_rng(seed)
+                joint = {
+                    p: int(action) if p == player else self.rollout.action(state, p, draws)
+                    for p in state.to_act()
+                }
+                state.apply(joint)
+                scores = self.rollout.play_out(state, draws)
+                totals[i] += outcomes(scores, self.outcome)[player]
+        return totals / worlds
+
+    def _search(
+        self, position: Position, legal: np.ndarray, rng: np.random.Generator
+    ) -> tuple[int, np.ndarray]:
+        values = self.action_values(position, legal, rng)
+        best = values >= values.max() - 1e-12
+        return int(legal[np.argmax(best)]), best / best.sum()
+
+
+class _Node:
+    """One information set of the searcher: per choosing seat, action -> [visits, total]."""
+
+    __slots__ = ("stats",)
+
+    def __init__(self) -> None:
+        self.stats: dict[int, dict[int, list[float]]] = {}
+
+
+class ISMCTS(_SearchAgent):
+    """Single-observer information-set MCTS with decoupled UCT at simultaneous choices:
+    ``iterations`` determinisations (one rollout each) per decision."""
+
+    def __init__(
+        self,
+        game: Game,
+        iterations: int = DEFAULT_ITERATIONS,
+        rollout: str = "random",
+        exploration: float = DEFAULT_EXPLORATION,
+        outcome: str = "win",
+    ) -> None:
+        if iterations < 1:
+            raise ValueError(f"iterations must be at least 1, got {iterations}")
+        super().__init__(game, rollout, outcome)
+        self.iterations = iterations
+        self.exploration = exploration
+
+    def _select(self, node: _Node, player: int, mask: np.ndarray, rng) -> int:
+        """UCT for ``player`` at ``node`` among its legal actions (untried ones first)."""
+        stats = node.stats.setdefault(player, {})
+        legal = np.flatnonzero(mask).tolist()
+        untried = [a for a in legal if a not in stats]
+        if untried:
+            action = untried[int(rng.integers(len(untried)))]
+            stats[action] = [0, 0.0]
+            return action
+        log_total = math.log(sum(stats[a][0] for a in legal))
+        best, best_value = legal[0], -math.inf
+        for a in legal:
+            visits, total = stats[a]
+            value = total / visits + self.exploration * math.sqrt(log_total / visits)
+            if value > best_value:
+                best, best_value = a, value
+        return best
+
+    def search_tree(self, position: Position, rng: np.random.Generator) -> dict[int, list[float]]:
+        """Run the iterations; return the searcher's root statistics (action -> [visits,
+        total outcome])."""
+        me = position.player
+        root = _Node()
+        tree: dict[tuple, _Node] = {}
+        for _ in range(self.iterations):
+            state = position.resample(rng)
+            node: _Node | None = root
+            path: list[tuple[_Node, dict[int, int]]] = []
+            while True:
+                choosers = state.to_act()
+                if not choosers:
+                    scores = state.scores()
+                    break
+                if node is None:
+                    key = (len(path), choosers, self.game.observation(state, me).tobytes())
+                    node = tree.get(key)
+                    if node is None:  # a new leaf: add it and roll out from here
+                        tree[key] = _Node()
+                        scores = self.rollout.play_out(state, rng)
+                        break
+                joint = {p: self._select(node, p, state.legal_mask(p), rng) for p in choosers}
+                path.append((node, joint))
+                state.apply(joint)
+                node = None
+            values = outcomes(scores, self.outcome)
+            for node, joint in path:
+                for p, action in joint.items():
+                    entry = node.stats[p][action]
+                    entry[0] += 1
+                    entry[1] += values[p]
+        return root.stats.get(me, {})
+
+    def _search(
+        self, position: Position, legal: np.ndarray, rng: np.random.Generator
+    ) -> tuple[int, np.ndarray]:
+        stats = self.search_tree(position, rng)
+        visits = np.array([stats.get(int(a), (0, 0.0))[0] for a in legal], dtype=np.float64)
+        means = np.array(
+            [stats[int(a)][1] / stats[int(a)][0] if int(a) in stats else -np.inf for a in legal]
+        )
+        best = int(np.lexsort((-means, -visits))[0])  # most visits, then best mean
+        return int(legal[best]), visits / visits.sum()
+
+
+def pimc(game: Game) -> PIMC:
+    """PIMC with the default budget and random rollouts (the ``"pimc"`` agent)."""
+    return PIMC(game)
+
+
+def ismcts(game: Game) -> ISMCTS:
+    """ISMCTS with the default budget and random rollouts (the ``"ismcts"`` agent)."""
+    return ISMCTS(game)
