@@ -48,6 +48,14 @@ from envs.easter_collection.rules import (
 
 DISCARD_COST = 0.2  # a discarded card is out of the game: lose a little of its worth
 AVERAGE_POINTS = 72 / 52  # mean points of a card
+#: Scale of the random tie-break added to each action's value.
+TIE_BREAK = 1e-6
+
+
+def near_best(values: np.ndarray) -> np.ndarray:
+    """Uniform over the actions within ``TIE_BREAK`` of the best value (-inf: illegal)."""
+    near = values > values.max() - TIE_BREAK
+    return near / near.sum()
 
 
 def decode_table(one_hots: np.ndarray) -> list[int]:
@@ -80,6 +88,27 @@ class EasterCollectionHeuristic:
         legal = np.flatnonzero(action_mask).tolist()
         if len(legal) == 1:
             return legal[0]
+        values = self._values(observation, action_mask)
+        best, best_value = legal[0], -np.inf
+        for action in legal:
+            value = values[action] + TIE_BREAK * rng.random()
+            if value > best_value:
+                best, best_value = action, value
+        return best
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """Uniform over the actions within the tie-break (``TIE_BREAK``) of the best: the
+        only ones ``act`` can take (exact when those are tied exactly)."""
+        return near_best(self._values(observation, action_mask))
+
+    def _values(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """Each legal action's value before the tie-break (-inf elsewhere; 0 for a lone
+        legal action)."""
+        legal = np.flatnonzero(action_mask).tolist()
+        values = np.full(len(action_mask), -np.inf)
+        if len(legal) == 1:
+            values[legal[0]] = 0.0
+            return values
         table = decode_table(observation[self.table])
         unseen = np.flatnonzero(observation[self.unseen]).tolist()
         unseen_by_suit: list[list[int]] = [[], [], [], []]
@@ -95,7 +124,6 @@ class EasterCollectionHeuristic:
                 int(observation[self.bids_start + k * n + 1 : self.bids_start + (k + 1) * n].sum())
                 for k in range(NUM_POSITIONS)
             ]
-        best, best_value = legal[0], -np.inf
         for action in legal:
             if placing:
                 card = int(observation[self.chosen].argmax())
@@ -113,10 +141,8 @@ class EasterCollectionHeuristic:
                     value = max(self._bid_value(card, k, context, None, None) for k in targets)
                 else:
                     value = -DISCARD_COST * POINTS[card]
-            value += 1e-6 * rng.random()
-            if value > best_value:
-                best, best_value = action, value
-        return best
+            values[action] = value
+        return values
 
     def _bid_value(
         self,
@@ -201,7 +227,12 @@ class EasterCollectionExpert:
         if len(legal) == 1:
             return int(legal[0])
         values = self.action_values(observation, action_mask)[legal]
-        return int(legal[np.argmax(values + 1e-6 * rng.random(len(legal)))])  # tiny tie-break
+        return int(legal[np.argmax(values + TIE_BREAK * rng.random(len(legal)))])  # tie-break
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """Uniform over the actions within the tie-break (``TIE_BREAK``) of the best: the
+        only ones ``act`` can take (exact when those are tied exactly)."""
+        return near_best(self.action_values(observation, action_mask))
 
     def action_values(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """Each action's value, its expected score margin (-inf where illegal); ``act``

@@ -45,6 +45,8 @@ from envs.forslag.rules import (
 )
 
 SET_BUILDING = 0.3
+#: Scale of the heuristic's random tie-break.
+TIE_BREAK = 1e-3
 GAME_CARD_KEEP = 0.5
 LEFTOVER_WEIGHT = 0.5
 # The expert's weights (a small search against the heuristic, 4 players).
@@ -93,9 +95,33 @@ class ForslagReader:
 
 
 class ForslagHeuristic(ForslagReader):
+    """``act`` takes the best of its action values with a random tie-break (``TIE_BREAK``
+    times a uniform draw per card); ``action_probabilities`` is uniform over the actions
+    within ``TIE_BREAK`` of the best, the only ones the tie-break can pick (exact when
+    those are tied exactly, as the integer match tables make usual)."""
+
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
+        values = self._values(observation, action_mask)
+        noise = (TIE_BREAK * rng.random(NUM_TYPES)).tolist()
+        offset = PLAY if 1 in action_mask.tolist()[PLAY:] else 0
+        best, best_value = -1, -np.inf
+        for card in range(NUM_TYPES):
+            if action_mask[offset + card]:
+                value = values[offset + card] + noise[card]
+                if value > best_value:
+                    best, best_value = card, value
+        return offset + best
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        values = self._values(observation, action_mask)
+        near = values > values.max() - TIE_BREAK
+        return near / near.sum()
+
+    def _values(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """Each legal action's value before the tie-break (-inf elsewhere): a play's, or
+        else a draft's (see the module docstring)."""
         n = self.num_rounds
         r, game_card, round_card, right_card = self.match_cards(observation)
         board = observation[self.own_board : self.own_board + n * NUM_ATTRIBUTES]
@@ -114,21 +140,17 @@ class ForslagHeuristic(ForslagReader):
             value += LARGEST_SET_POINTS * (max(most, colours, shapes) - most)
             return value + SET_BUILDING * max(colours, shapes)
 
-        noise = (1e-3 * rng.random(NUM_TYPES)).tolist()
+        values = np.full(len(action_mask), -np.inf)
         mask = action_mask.tolist()
         if 1 in mask[PLAY:]:
-            best, best_value = -1, -np.inf
             for card in range(NUM_TYPES):
                 if mask[PLAY + card]:
-                    value = play_value(card) + noise[card]
-                    if value > best_value:
-                        best, best_value = card, value
-            return PLAY + best
+                    values[PLAY + card] = play_value(card)
+            return values
 
         hand = [int(c) for c in observation[self.hand : self.hand + NUM_TYPES].tolist()]
         pool = [int(c) for c in observation[self.pool : self.pool + NUM_TYPES].tolist()]
         last_drafter = sum(pool) == 2
-        best, best_value = -1, -np.inf
         for card in range(NUM_TYPES):
             if not mask[card]:
                 continue
@@ -139,7 +161,7 @@ class ForslagHeuristic(ForslagReader):
                     value = play_value(option)
                     if value > top:
                         played, top = option, value
-            value = top + GAME_CARD_KEEP * MATCH_ROWS[card][game_card] + noise[card]
+            value = top + GAME_CARD_KEEP * MATCH_ROWS[card][game_card]
             if last_drafter:
                 # The card left in the pool becomes the next Round Card.
                 pool[card] -= 1
@@ -150,9 +172,8 @@ class ForslagHeuristic(ForslagReader):
                 hand[played] += 1
                 value += LEFTOVER_WEIGHT * ROUND_CARD_POINTS * keep
             hand[card] -= 1
-            if value > best_value:
-                best, best_value = card, value
-        return best
+            values[card] = value
+        return values
 
 
 def future_sets(
@@ -190,7 +211,13 @@ def future_sets(
 
 class ForslagExpert(ForslagReader):
     """A stronger rule-based player (a teacher for behaviour cloning); see the module
-    docstring for the strategy. Deterministic: ``rng`` is not used."""
+    docstring for the strategy. Deterministic: ``rng`` is not used, and
+    ``action_probabilities`` is the one-hot of the action ``act`` takes."""
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        probabilities = np.zeros(len(action_mask))
+        probabilities[self.act(observation, action_mask, np.random.default_rng(0))] = 1.0
+        return probabilities
 
     def __init__(self, game: ForslagGame) -> None:
         super().__init__(game)

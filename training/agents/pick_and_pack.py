@@ -74,18 +74,48 @@ RUSH_THRESHOLD = 4.0
 TILE_PRIORITY = (PREMIUM, QUALITY, WHOLESALE, MIXUP, RUSH, MALFUNCTION)
 
 
+#: A decision: one action, or candidates that ``act`` draws from uniformly at random.
+Decision = int | np.ndarray
+
+
+def _act(decision: Decision, rng: np.random.Generator) -> int:
+    """The action of a decision (drawn uniformly from its candidates if it has several)."""
+    return int(rng.choice(decision)) if isinstance(decision, np.ndarray) else int(decision)
+
+
+def _probabilities(decision: Decision, size: int) -> np.ndarray:
+    """A decision as a distribution over ``size`` actions."""
+    probabilities = np.zeros(size)
+    if isinstance(decision, np.ndarray):
+        probabilities[decision] = 1.0 / len(decision)
+    else:
+        probabilities[decision] = 1.0
+    return probabilities
+
+
 class PickAndPackHeuristic:
+    """``act`` and ``action_probabilities`` share one ``decide``: a single action (every
+    choice but placement is deterministic) or candidates taken uniformly at random
+    (placement, and any phase without a rule)."""
+
     def __init__(self, game: PickAndPackGame) -> None:
         self.game = game
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
+        return _act(self.decide(observation, action_mask), rng)
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return _probabilities(self.decide(observation, action_mask), len(action_mask))
+
+    def decide(self, observation: np.ndarray, action_mask: np.ndarray) -> Decision:
+        """The action, or the candidates drawn from uniformly."""
         v = self.game.observation_layout.views(observation)
         legal = np.flatnonzero(action_mask)
         phase = phase_of(v)
         if phase == PLACING:
-            return self._place(v, legal, rng)
+            return self._place(v, legal)
         if phase in (MOVING, RUSH_CHOICE, CHOOSE_END):
             board = Board(v)
             if phase == MOVING:
@@ -95,29 +125,29 @@ class PickAndPackHeuristic:
                 best = max(board.move_value(line) for line in board.lines_open())
                 return RUSH_USE if best >= RUSH_THRESHOLD else RUSH_DECLINE
             line = board.col
-            return max(legal, key=lambda a: board.tile_value(board.tile(a - END, line)))
+            return int(max(legal, key=lambda a: board.tile_value(board.tile(a - END, line))))
         mine, theirs = crate_sums(v)
         top = v["crate_top"]
         if phase in (PLACE_TRAY, PREMIUM_TARGET):
-            return max(legal, key=lambda a: mine[a - OWN_CRATE])
+            return int(max(legal, key=lambda a: mine[a - OWN_CRATE]))
         if phase == WHOLESALE_TARGET:
-            return max(legal, key=lambda a: theirs[a - OPP_CRATE])
+            return int(max(legal, key=lambda a: theirs[a - OPP_CRATE]))
         if phase in (QUALITY_SOURCE, MIXUP_OPPONENT):
-            return max(legal, key=lambda a: top[1, a - OPP_CRATE])
+            return int(max(legal, key=lambda a: top[1, a - OPP_CRATE]))
         if phase == MIXUP_OWN:
-            return min(legal, key=lambda a: top[0, a - OWN_CRATE])
+            return int(min(legal, key=lambda a: top[0, a - OWN_CRATE]))
         if phase == MALFUNCTION_TARGET:
             return self._malfunction(v, legal)
-        return int(rng.choice(legal))
+        return legal
 
     # --- placement ----------------------------------------------------------------------
     @staticmethod
-    def _place(v: dict[str, np.ndarray], legal: np.ndarray, rng: np.random.Generator) -> int:
+    def _place(v: dict[str, np.ndarray], legal: np.ndarray) -> np.ndarray:
         """Put different types at the two ends of a line, so each line offers a choice."""
         space, kind = np.divmod(legal - PLACE, 6)
         other_end = (space + SIZE) % (2 * SIZE)
         good = legal[v["tile_type"][0][other_end, kind] == 0]
-        return int(rng.choice(good if len(good) else legal))
+        return good if len(good) else legal
 
     # --- sub-decisions ------------------------------------------------------------------
     def _malfunction(self, v: dict[str, np.ndarray], legal: np.ndarray) -> int:
@@ -474,16 +504,25 @@ class PickAndPackExpert:
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
+        return _act(self.decide(observation, action_mask), rng)
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The one-hot of the searched choice (the search is deterministic), or uniform
+        where ``act`` draws at random (a placement off the plan, the heuristic's)."""
+        return _probabilities(self.decide(observation, action_mask), len(action_mask))
+
+    def decide(self, observation: np.ndarray, action_mask: np.ndarray) -> Decision:
+        """The action, or the candidates drawn from uniformly."""
         legal = np.flatnonzero(action_mask).tolist()
         if len(legal) == 1:
             return legal[0]
         v = self.game.observation_layout.views(observation)
         if phase_of(v) == PLACING:
             planned = self._planned(v, action_mask)
-            return int(rng.choice(legal)) if planned is None else planned
+            return np.array(legal) if planned is None else planned
         options = self._options(v, legal)
         if not options:
-            return self.fallback.act(observation, action_mask, rng)
+            return self.fallback.decide(observation, action_mask)
         return self._best(options)
 
     def action_values(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
@@ -635,12 +674,10 @@ class PickAndPackTactician(PickAndPackExpert):
     edge (with the heuristic's moves it still beats the heuristic about 0.74 of the time).
     """
 
-    def act(
-        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
-    ) -> int:
+    def decide(self, observation: np.ndarray, action_mask: np.ndarray) -> Decision:
         if self._moving(observation):
-            return self.fallback.act(observation, action_mask, rng)
-        return super().act(observation, action_mask, rng)
+            return self.fallback.decide(observation, action_mask)
+        return super().decide(observation, action_mask)
 
     def action_values(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         if not self._moving(observation):

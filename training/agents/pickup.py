@@ -29,6 +29,10 @@ KEEP_WEIGHT = 0.6
 #: Chance, per other player, that a rank shown in a later pool is picked up by them.
 TAKE_RATE = 0.3
 RANK_INDEX = np.arange(NUM_RANKS)
+#: Scale of the random tie-break added to each value.
+TIE_BREAK = 1e-3
+#: Runs of ``act`` that estimate the probabilities of the cards to play.
+ESTIMATE_DRAWS = 32
 
 
 class PickupHeuristic:
@@ -96,18 +100,34 @@ class PickupHeuristic:
     ) -> int:
         views = self.layout.views(observation)
         legal = np.flatnonzero(action_mask).tolist()
+        if views["chooser"][0]:
+            values = self.pickup_values(views, legal)
+            return legal[int(np.argmax(np.add(values, TIE_BREAK * rng.random(len(legal)))))]
+        if len(legal) == 1:
+            return legal[0]
+        return self._play(views, legal, rng)
+
+    def pickup_values(self, views: dict[str, np.ndarray], legal: list[int]) -> list[float]:
+        """Each eligible rank's face value plus the others' cards it knocks out (our own
+        cards of it stay), for the pickup choice."""
+        _, _, worth, piles, in_piles = self._context(views)
+        return [worth[r] * (1 + in_piles[r] - piles[0][r]) for r in legal]
+
+    def _context(self, views: dict[str, np.ndarray]) -> tuple:
+        """The unseen counts, the rounds after this one, each rank's worth, the piles and
+        each rank's count over all piles."""
         unseen = views["unseen"].astype(np.int64)
         round_onehot = views["round"].tolist()
         rounds_after = len(round_onehot) - 1 - round_onehot.index(1.0)
         worth = self.worth(unseen.tolist(), rounds_after)
         piles = views["piles"].astype(np.int64).tolist()
         in_piles = [sum(column) for column in zip(*piles, strict=True)]
-        if views["chooser"][0]:
-            # Face value plus the others' cards knocked out (our own cards of it stay).
-            values = [worth[r] * (1 + in_piles[r] - piles[0][r]) for r in legal]
-            return legal[int(np.argmax(np.add(values, 1e-3 * rng.random(len(legal)))))]
-        if len(legal) == 1:
-            return legal[0]
+        return unseen, rounds_after, worth, piles, in_piles
+
+    def _play(
+        self, views: dict[str, np.ndarray], legal: list[int], rng: np.random.Generator
+    ) -> int:
+        unseen, rounds_after, worth, piles, in_piles = self._context(views)
         n = self.num_players
         pool = views["pool"].astype(np.int64).tolist()
         last = int(np.argmax(views["last_actor"]))
@@ -117,7 +137,7 @@ class PickupHeuristic:
         deals = unseen_cards[picks].tolist()
         keep = KEEP_WEIGHT if rounds_after else 0.0
         best, best_value = legal[0], -1e9
-        for card, noise in zip(legal, (1e-3 * rng.random(len(legal))).tolist(), strict=True):
+        for card, noise in zip(legal, (TIE_BREAK * rng.random(len(legal))).tolist(), strict=True):
             total = sum(
                 self._imagine([card, *others], pool, piles, in_piles, last, worth)
                 for others in deals
@@ -126,3 +146,25 @@ class PickupHeuristic:
             if value > best_value:
                 best, best_value = card, value
         return best
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The pickup choice: uniform over the ranks within the tie-break of the best
+        (exact when near-tied values are equal). A card to play: an estimate, the share of
+        ``ESTIMATE_DRAWS`` runs of ``act`` (with a generator seeded from the observation,
+        so repeatable) choosing each card, since its choice rests on imagined deals."""
+        views = self.layout.views(observation)
+        legal = np.flatnonzero(action_mask).tolist()
+        probabilities = np.zeros(len(action_mask))
+        if views["chooser"][0]:
+            values = np.array(self.pickup_values(views, legal))
+            near = values > values.max() - TIE_BREAK
+            probabilities[legal] = near / near.sum()
+            return probabilities
+        if len(legal) == 1:
+            probabilities[legal[0]] = 1.0
+            return probabilities
+        seed = np.frombuffer(np.ascontiguousarray(observation).tobytes(), dtype=np.uint32)
+        rng = np.random.default_rng(seed.tolist())
+        for _ in range(ESTIMATE_DRAWS):
+            probabilities[self._play(views, legal, rng)] += 1.0 / ESTIMATE_DRAWS
+        return probabilities

@@ -7,7 +7,9 @@ pair against the game it is meant to play and says what differs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -48,50 +50,103 @@ class PolicyAgent:
     It runs the actor network directly rather than through SB3's ``predict``, which
     checks and converts its input on every call: the same choices, about 4× faster for
     plain MLPs and 1.8× with a game's feature extractor (``scripts/bench_policy.py``).
+
+    ``action_probabilities`` states the policy it plays: the network's softmax over the
+    legal actions when ``deterministic=False``; when greedy (the default), the one-hot of
+    the action ``act`` takes (the first best logit). ``action_probabilities_batch`` does
+    the same for a batch of observations in one forward pass.
     """
 
     def __init__(self, model, deterministic: bool = True) -> None:
         self.model = model
         self.deterministic = deterministic
 
-    def logits(self, observation: np.ndarray) -> np.ndarray:
-        """The actor's unmasked action logits for one observation."""
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        """The actor's unmasked action logits for a batch of observations (one row each)."""
         import torch
 
         policy = self.model.policy
         with torch.no_grad():
             features = policy.extract_features(
-                torch.as_tensor(observation, dtype=torch.float32)[None],
+                torch.tensor(np.asarray(observations), dtype=torch.float32),
                 policy.pi_features_extractor,
             )
-            return policy.action_net(policy.mlp_extractor.forward_actor(features))[0].numpy()
+            return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """The actor's unmasked action logits for one observation."""
+        return self.logits_batch(np.asarray(observation)[None])[0]
+
+    def _masked(self, logits: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return np.where(np.asarray(action_masks).astype(bool), logits, -np.inf)
+
+    def _distribution(self, masked: np.ndarray) -> np.ndarray:
+        """The policy over the actions for masked logits (rows), float64."""
+        masked = masked.astype(np.float64)
+        if self.deterministic:
+            return np.eye(masked.shape[-1])[np.argmax(masked, axis=-1)]
+        weights = np.exp(masked - masked.max(axis=-1, keepdims=True))
+        return weights / weights.sum(axis=-1, keepdims=True)
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
     ) -> int:
-        logits = np.where(action_mask.astype(bool), self.logits(observation), -np.inf)
+        logits = self._masked(self.logits(observation), action_mask)
         if self.deterministic:
             return int(np.argmax(logits))
         weights = np.exp(logits - logits.max())
         return int(rng.choice(len(weights), p=weights / weights.sum()))
 
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return self._distribution(self._masked(self.logits(observation), action_mask))
+
+    def action_probabilities_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray
+    ) -> np.ndarray:
+        """``action_probabilities`` of every row of ``observations`` (B, obs) with
+        ``action_masks`` (B, actions): (B, actions), one forward pass."""
+        return self._distribution(self._masked(self.logits_batch(observations), action_masks))
+
 
 def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
-    """Load a saved policy for ``game``; raise ValueError if it was made for another env."""
-    from sb3_contrib import MaskablePPO
+    """Load a saved policy for ``game``; raise ValueError if it was made for another env.
 
+    A model saved by ``save_policy`` is checked against its metadata: the env, the game
+    options (the whole configuration) and the spaces. A plain SB3 ``model.save()`` file
+    (MaskablePPO or PPO, no metadata beside it) loads with a warning where its spaces fit.
+    """
     path = Path(path).with_suffix(".zip")
     if not path.is_file():
         raise ValueError(f"no saved model at {path}")
     meta_path = path.with_suffix(".json")
-    if not meta_path.is_file():
-        raise ValueError(f"{path} has no metadata file {meta_path.name} beside it")
+    if meta_path.is_file():
+        check_metadata(meta_path, game, env_id)
+    else:
+        warnings.warn(
+            f"{path} has no metadata file {meta_path.name} beside it: loading it as a plain "
+            "SB3 model, checked only by its spaces (it may have been trained on another game)",
+            stacklevel=2,
+        )
+    model = read_model(path)
+    if model.observation_space.shape != (game.observation_layout.size,) or (
+        getattr(model.action_space, "n", None) != game.num_actions
+    ):
+        raise ValueError(
+            f"{path} has spaces {model.observation_space} / {model.action_space}, "
+            f"the env needs ({game.observation_layout.size},) / Discrete({game.num_actions})"
+        )
+    return PolicyAgent(model)
+
+
+def check_metadata(meta_path: Path, game: Game, env_id: str) -> None:
+    """Raise ValueError if the metadata says the model was made for another env or options."""
     try:
         meta = json.loads(meta_path.read_text())
     except json.JSONDecodeError as error:
         raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
+    spec = get_spec(env_id)
     expected = {
-        "env_id": get_spec(env_id).aec_id,
+        "env_id": spec.aec_id,
         "num_players": game.num_players,
         "observation_size": game.observation_layout.size,
         "num_actions": game.num_actions,
@@ -102,19 +157,35 @@ def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
         if meta.get(key) != value
     ]
     if mismatches:
-        raise ValueError(f"{path} was made for another env ({'; '.join(mismatches)})")
-    try:
-        model = MaskablePPO.load(path, device="cpu")
-    except (zipfile.BadZipFile, EOFError, KeyError, ValueError, RuntimeError) as error:
-        raise ValueError(f"{path} is not a readable MaskablePPO model: {error}") from error
-    if model.observation_space.shape != (game.observation_layout.size,) or (
-        model.action_space.n != game.num_actions
-    ):
         raise ValueError(
-            f"{path} has spaces {model.observation_space} / {model.action_space}, "
-            f"the env needs ({game.observation_layout.size},) / Discrete({game.num_actions})"
+            f"{meta_path.with_suffix('.zip')} was made for another env ({'; '.join(mismatches)})"
         )
-    return PolicyAgent(model)
+    # Compared as JSON (how the options were saved: tuples become lists, keys strings).
+    env_config = as_json(dataclasses.asdict(game.config))
+    trained_on = as_json({**dataclasses.asdict(type(game.config)()), **meta.get("options", {})})
+    differ = [key for key in env_config if trained_on.get(key) != env_config[key]]
+    if differ:
+        raise ValueError(
+            f"{meta_path.with_suffix('.zip')} was trained with other game options: "
+            + "; ".join(f"{k}: model {trained_on.get(k)!r}, env {env_config[k]!r}" for k in differ)
+        )
+
+
+def as_json(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def read_model(path: Path):
+    """The SB3 model in ``path``: MaskablePPO, or PPO for a plain SB3 file."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    for algorithm in (MaskablePPO, PPO):
+        try:
+            return algorithm.load(path, device="cpu")
+        except (zipfile.BadZipFile, EOFError, KeyError, ValueError, RuntimeError, TypeError) as e:
+            error = e
+    raise ValueError(f"{path} is not a readable SB3 model (MaskablePPO or PPO): {error}")
 
 
 def actor_and_critic_parameters(policy) -> tuple[list, list]:

@@ -1,0 +1,310 @@
+"""The exact two-player Pico solver, the nash agent, exact exploitability and the agents'
+stated action probabilities (training.solvers.pico, training.agents.nash,
+training.exploitability)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import envs.pico as pico
+from envs.core.agents import RandomAgent
+from envs.pico.rules import VALUES
+from training.agents.nash import PicoNash
+from training.exploitability import probabilities_of
+from training.solvers.pico import (
+    PicoSolver,
+    Position,
+    _lp,
+    all_deals,
+    best_responses,
+    game_value,
+    matrix_game,
+    observations,
+    sample_deals,
+)
+
+
+def card(value: int) -> int:
+    return VALUES.index(value)
+
+
+def mask(*values: int) -> int:
+    return sum(1 << card(v) for v in values)
+
+
+@pytest.fixture(scope="module")
+def game():
+    return pico.SPEC.make_game(num_players=2)
+
+
+def random_states(game, games: int, seed: int = 0):
+    """(state, last reveal) along random games, every decision point."""
+    rng = np.random.default_rng(seed)
+    for g in range(games):
+        state = game.new_initial_state(np.random.default_rng(seed + g))
+        reveal = None
+        while not state.is_terminal():
+            yield state, reveal
+            joint = {p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()}
+            state.apply(joint)
+            reveal = (joint[0], joint[1])
+
+
+def late_positions(game, count: int, seed: int = 0):
+    """Second-round positions of random games with at most six cards in hand."""
+    found = []
+    for state, reveal in random_states(game, 200, seed):
+        if state.round == 1 and state.hands.sum() <= 6:
+            found.append((state.clone(), reveal))
+            if len(found) == count:
+                break
+    return found
+
+
+# --- matrix games ---------------------------------------------------------------------
+def test_matching_pennies_and_rock_paper_scissors():
+    value, row, column = matrix_game(np.array([[1.0, -1.0], [-1.0, 1.0]]))
+    assert value == pytest.approx(0.0, abs=1e-12)
+    assert row == pytest.approx([0.5, 0.5]) and column == pytest.approx([0.5, 0.5])
+    rps = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+    for solve in (matrix_game, _lp):
+        value, row, column = solve(rps)
+        assert value == pytest.approx(0.0, abs=1e-9)
+        assert row == pytest.approx([1 / 3] * 3, abs=1e-9)
+        assert column == pytest.approx([1 / 3] * 3, abs=1e-9)
+    assert game_value(rps.tolist()) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_matrix_games_agree_with_the_lp_and_their_strategies_are_optimal():
+    rng = np.random.default_rng(0)
+    for t in range(300):
+        m, n = rng.integers(1, 6, size=2)
+        matrix = rng.integers(-2, 3, (m, n)).astype(float) if t % 2 else rng.normal(size=(m, n))
+        expected = _lp(matrix)[0]
+        value, row, column = matrix_game(matrix)
+        assert value == pytest.approx(expected, abs=1e-8)
+        assert game_value(matrix.tolist()) == pytest.approx(expected, abs=1e-8)
+        assert row.min() >= 0 and column.min() >= 0
+        assert row.sum() == pytest.approx(1.0) and column.sum() == pytest.approx(1.0)
+        assert (row @ matrix).min() >= value - 1e-8
+        assert (matrix @ column).max() <= value + 1e-8
+
+
+# --- the model of the rules -----------------------------------------------------------
+def test_positions_and_observations_follow_the_rules(game):
+    """Position.child against the real state on random play, and the observation
+    builder against the game's observations of both seats."""
+    previous = None
+    for state, reveal in random_states(game, 30):
+        position = Position.from_state(state)
+        if previous is not None and reveal is not None:
+            assert previous.child(*reveal, game.points) == position
+        previous = position
+        for seat in range(2):
+            seen = Position.from_observation(game, game.observation(state, seat))
+            assert seen == (position if seat == 0 else position.swapped())
+        built = observations(
+            game,
+            position.round,
+            np.array([position.hands]),
+            np.array([position.won]),
+            np.array([reveal if reveal else (-1, -1)]),
+            np.array([position.scores]),
+        )[0]
+        assert np.array_equal(built, game.observation(state, 0))
+        assert np.array_equal(built[game.seat_permutations[1]], game.observation(state, 1))
+
+
+def test_all_deals_and_samples():
+    deals = all_deals()
+    assert len(deals) == len(set(deals)) == 2772
+    assert all(d0 & d1 == 0 and bin(d0).count("1") == bin(d1).count("1") == 5 for d0, d1 in deals)
+    assert sample_deals(5, 1) == sample_deals(5, 1) != sample_deals(5, 2)
+    assert len(set(sample_deals(100, 0))) == 100
+
+
+# --- hand-solved positions ------------------------------------------------------------
+def test_a_one_reveal_endgame():
+    """Last round: player_0 holds 2 and 4, player_1 3 and 5; any win leaves its owner one
+    card, so this is the last reveal. 2 loses to 3 and beats 5 (5 > 2 × 2), 4 beats 3 and
+    loses to 5. Player_0 leads by one (points: 2, 3, 4 → 1, 5 → 2). A win for player_0 ends
+    +1; player_1's 3 ties the game (0); its 5 wins it (-1). Rows (2, 4), columns (3, 5):
+    [[0, 1], [1, -1]], no saddle point: value (0·-1 - 1·1) / (0 - 1 - 1 - 1) = 1/3, with
+    player_0 playing 2 with probability (-1 - 1) / -3 = 2/3 and player_1 playing 3 with
+    probability (-1 - 1) / -3 = 2/3."""
+    position = Position(1, (mask(2, 4), mask(3, 5)), (0, 0), (1, 0))
+    solver = PicoSolver("win")
+    assert solver.value(position) == pytest.approx(1 / 3)
+    assert solver.strategy(position, 0)[[card(2), card(4)]] == pytest.approx([2 / 3, 1 / 3])
+    assert solver.strategy(position, 1)[[card(3), card(5)]] == pytest.approx([2 / 3, 1 / 3])
+    assert solver.strategy(position, 0).sum() == pytest.approx(1.0)
+    # Level scores: [[-1, 1], [1, -1]], matching pennies.
+    level = Position(1, (mask(2, 4), mask(3, 5)), (0, 0), (3, 3))
+    assert solver.value(level) == pytest.approx(0.0, abs=1e-12)
+    # Score objective, level: [[-1, 1], [1, -2]]: (2 - 1) / (-1 - 2 - 1 - 1) = -0.2.
+    assert PicoSolver("score").value(level) == pytest.approx(-0.2)
+
+
+def test_a_two_reveal_endgame():
+    """Last round, score objective: player_0 holds 2, 4, 16, player_1 3, 5. A win for
+    player_1 ends the game; a win for player_0 leaves two cards each, one more reveal.
+    - 2 v 3: 3 wins, -1. 2 v 5: 2 wins (+1), then {4, 16} v {3, 5}: [[1, -2], [-1, -2]]
+      (4 beats 3; 5 beats 4 and 16; 3 beats 16), player_1 plays 5: -2; in all -1.
+    - 4 v 3: 4 wins (+1), then {2, 16} v {3, 5}: [[-1, 1], [-1, -2]], saddle at 2 v 3: -1;
+      in all 0. 4 v 5: -2. 16 v 3: -1. 16 v 5: -2.
+    First reveal [[-1, -1], [0, -2], [-1, -2]]: row 16 is dominated, and 2 v 5 is a saddle
+    point: value -1."""
+    position = Position(1, (mask(2, 4, 16), mask(3, 5)), (0, 0), (0, 0))
+    solver = PicoSolver("score")
+    rows, columns, matrix = solver.matrix(position)
+    assert rows == (card(2), card(4), card(16)) and columns == (card(3), card(5))
+    assert matrix == pytest.approx(np.array([[-1, -1], [0, -2], [-1, -2]]))
+    assert solver.value(position) == pytest.approx(-1.0)
+    assert solver.strategy(position, 1)[card(5)] == pytest.approx(1.0)
+    # The win objective agrees on the signs: every line ends lost or level for player_0.
+    assert PicoSolver("win").value(position) == pytest.approx(-1.0)
+
+
+def test_the_score_objective_is_zero_by_symmetry_and_win_is_antisymmetric():
+    """The players swap sets for the second round, so the margins cancel: with the score
+    objective every deal is worth 0; with ``win``, swapping the deal negates the value."""
+    win, score = PicoSolver("win"), PicoSolver("score")
+    for d0, d1 in sample_deals(2, 3):
+        assert score.value(Position.deal(d0, d1)) == pytest.approx(0.0, abs=1e-9)
+        assert win.value(Position.deal(d0, d1)) == pytest.approx(
+            -win.value(Position.deal(d1, d0)), abs=1e-9
+        )
+
+
+# --- agents -------------------------------------------------------------------------
+def test_nash_needs_two_players():
+    with pytest.raises(ValueError, match="only two-player Pico"):
+        PicoNash(pico.SPEC.make_game(num_players=3))
+    assert isinstance(pico.SPEC.agent_factory("nash")(pico.SPEC.make_game()), PicoNash)
+
+
+@pytest.mark.parametrize("name", ["random", "heuristic", "nash", "ppo"])
+def test_action_probabilities_are_the_policy_played(game, name):
+    agent = pico.SPEC.agent_factory(name)(game)
+    rng = np.random.default_rng(1)
+    rows, masks = [], []
+    for state, _ in random_states(game, 3, seed=5):
+        for seat in range(2):
+            observation = game.observation(state, seat)
+            action_mask = state.legal_mask(seat).astype(np.int8)
+            probabilities = agent.action_probabilities(observation, action_mask)
+            assert probabilities.dtype == np.float64 and probabilities.shape == (11,)
+            assert probabilities.sum() == pytest.approx(1.0) and probabilities.min() >= 0
+            assert not probabilities[~action_mask.astype(bool)].any()
+            for _ in range(3):
+                assert probabilities[agent.act(observation, action_mask, rng)] > 0
+            rows.append(observation)
+            masks.append(action_mask)
+    batch = probabilities_of(agent)(np.array(rows), np.array(masks))
+    single = [agent.action_probabilities(o, m) for o, m in zip(rows, masks, strict=True)]
+    assert batch == pytest.approx(np.array(single), abs=1e-6)
+
+
+# --- exploitability -----------------------------------------------------------------
+def brute_force(game, agent, state, objective="win"):
+    """Best responses by plain recursion over the real states (player_0's payoff)."""
+    solver = PicoSolver(objective)
+
+    def value(state, best_seat):
+        if state.is_terminal():
+            scores = state.scores()
+            return solver.payoff(int(scores[0] - scores[1]))
+        other = 1 - best_seat
+        sigma = agent.action_probabilities(
+            game.observation(state, other), state.legal_mask(other).astype(np.int8)
+        )
+        results = []
+        for mine in state.legal_actions(best_seat):
+            total = 0.0
+            for theirs in np.flatnonzero(sigma).tolist():
+                child = state.clone()
+                child.apply({best_seat: mine, other: theirs})
+                total += sigma[theirs] * value(child, best_seat)
+            results.append(total)
+        return max(results) if best_seat == 0 else min(results)
+
+    return value(state, 0), value(state, 1)
+
+
+@pytest.mark.parametrize("name", ["random", "heuristic", "ppo"])
+def test_best_responses_match_a_plain_recursion(game, name):
+    agent = pico.SPEC.agent_factory(name)(game)
+    if name == "ppo":
+        agent.deterministic = False
+    for state, reveal in late_positions(game, 3, seed=11):
+        expected = brute_force(game, agent, state)
+        got = best_responses(game, probabilities_of(agent), Position.from_state(state), reveal)
+        assert got == pytest.approx(expected, abs=1e-6)
+
+
+def test_exploitability_of_the_agents_in_late_positions(game):
+    solver = PicoSolver("win")
+    gaps = {}
+    for name in ("random", "heuristic", "nash"):
+        agent = pico.SPEC.agent_factory(name)(game)
+        gaps[name] = []
+        for state, reveal in late_positions(game, 6, seed=2):
+            position = Position.from_state(state)
+            best0, best1 = best_responses(game, probabilities_of(agent), position, reveal)
+            value = solver.value(position)
+            assert best0 >= value - 1e-9 and best1 <= value + 1e-9
+            gaps[name].append(best0 - best1)
+    assert max(gaps["nash"]) < 1e-6
+    assert min(gaps["random"]) >= 0 and sum(gaps["random"]) > 0
+    assert min(gaps["heuristic"]) >= 0
+
+
+@pytest.mark.slow
+def test_nash_is_unexploitable_on_whole_deals(game):
+    from training.exploitability import nash_conv
+
+    values = nash_conv(game, PicoNash(game), sample_deals(2, 0))
+    assert np.abs(values).max() < 1e-6
+    assert (nash_conv(game, RandomAgent(game), sample_deals(1, 0)) > 0.1).all()
+
+
+# --- command lines -------------------------------------------------------------------
+def test_solve_prints_a_value_and_refuses_three_players(capsys):
+    from training.solve import main
+
+    main(["--env", "hiddenhand/pico-v0", "--seed", "3", "--objective", "score"])
+    out = capsys.readouterr().out
+    assert "equilibrium value for player_0 (score): 0.000000" in out
+    with pytest.raises(SystemExit):
+        main(["--env", "hiddenhand/pico-v0", "--num-players", "3"])
+    assert "only two-player Pico" in capsys.readouterr().err
+    for bad in (["--objective", "draw"], ["--env", "hiddenhand/pickup-v0"]):
+        with pytest.raises(SystemExit):
+            main(bad)
+        assert "error" in capsys.readouterr().err
+
+
+def test_exploitability_refuses_what_it_cannot_compute(capsys):
+    from training.exploitability import main
+
+    for bad in (
+        ["--agent", "random", "--num-players", "3"],
+        ["--agent", "random", "--env", "hiddenhand/pickup-v0"],
+        ["--agent", "random", "--deals", "0"],
+        ["--agent", "nobody"],
+    ):
+        with pytest.raises(SystemExit):
+            main(bad)
+        assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_exploitability_prints_json(capsys):
+    import json
+
+    from training.exploitability import main
+
+    main(["--agent", "heuristic", "--deals", "1", "--seed", "0"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["nash_conv"] > 0 and result["deals"] == 1 and result["objective"] == "win"

@@ -1,0 +1,1 @@
+"""Exact solvers for games small enough to solve: two-player Pico (``training.solvers.pico``)."""
