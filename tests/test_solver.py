@@ -308,3 +308,56 @@ def test_exploitability_prints_json(capsys):
     main(["--agent", "heuristic", "--deals", "1", "--seed", "0"])
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["nash_conv"] > 0 and result["deals"] == 1 and result["objective"] == "win"
+
+
+# --- search agents and the learned bound ----------------------------------------------
+def test_an_observation_holds_the_whole_state(game):
+    """Every hand is public: the state rebuilt from a seat's observation (that seat first)
+    shows the same observation, masks and invariants, and moves on as the real one."""
+    from training.solvers.pico import state_from_observation
+
+    rng = np.random.default_rng(0)
+    for seed in range(6):
+        state = game.new_initial_state(np.random.default_rng(seed))
+        while not state.is_terminal():
+            for seat in (0, 1):
+                twin = state_from_observation(game, game.observation(state, seat))
+                twin.check_invariants()
+                assert np.array_equal(game.observation(twin, 0), game.observation(state, seat))
+                assert np.array_equal(twin.legal_mask(0), state.legal_mask(seat))
+                assert np.array_equal(twin.legal_mask(1), state.legal_mask(1 - seat))
+            joint = {p: int(rng.choice(np.flatnonzero(state.legal_mask(p)))) for p in (0, 1)}
+            twin = state_from_observation(game, game.observation(state, 0))
+            twin.apply(joint)
+            state.apply(joint)
+            assert np.array_equal(game.observation(twin, 0), game.observation(state, 0))
+
+
+def test_search_agents_state_a_policy_that_exploitability_can_read(game):
+    from training.agents.search import ISMCTS, PIMC
+
+    solver = PicoSolver("win")
+    for agent in (PIMC(game, samples=4), ISMCTS(game, iterations=4)):
+        probabilities = probabilities_of(agent, game)
+        for state, reveal in late_positions(game, 2, seed=5):
+            position = Position.from_state(state)
+            best0, best1 = best_responses(game, probabilities, position, reveal)
+            value = solver.value(position)
+            assert best0 >= value - 1e-9 and best1 <= value + 1e-9
+
+
+def test_the_learned_bound_trains_a_best_response_and_converts_its_win_rate(tmp_path, capsys):
+    import json
+
+    from training.exploitability import main
+
+    main(
+        ["--agent", "random", "--method", "learned", "--steps", "256", "--games", "20"]
+        + ["--out", str(tmp_path / "br")]
+    )
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["method"] == "learned" and result["games"] == 20
+    assert result["nash_conv_bound"] == pytest.approx(4 * result["best_response_win_rate"] - 2)
+    assert (tmp_path / "br" / "model.zip").is_file()
+    with pytest.raises(SystemExit):  # a bound in every game, not only Pico
+        main(["--env", "hiddenhand/pickup-v0", "--agent", "nobody", "--method", "learned"])

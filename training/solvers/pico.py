@@ -48,7 +48,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.pico.rules import DEFAULT_POINTS, NUM_CARDS, VALUES, PicoGame, PicoState
+from envs.core.game import State
+from envs.pico.rules import (
+    DEFAULT_POINTS,
+    NUM_CARDS,
+    VALUES,
+    PicoGame,
+    PicoState,
+    held_set,
+)
 
 OBJECTIVES = ("win", "score")
 NUM_ROUNDS = 2
@@ -155,6 +163,29 @@ class Position:
     def swapped(self) -> Position:
         """The same position with the seats exchanged."""
         return Position(self.round, self.hands[::-1], self.won[::-1], self.scores[::-1])
+
+
+def state_from_observation(game: PicoGame, observation: np.ndarray) -> PicoState:
+    """The real two-player state an observation shows, its observer in seat 0 (every hand
+    is public, so the observation holds the whole state). For agents that search from a
+    state (``uses_position``): exploitability asks them at every position of the tree."""
+    views = game.observation_layout.views(np.asarray(observation, dtype=np.float32))
+    rounds = views["round"][: game.num_rounds]
+    round_ = int(np.argmax(rounds)) if rounds.any() else game.num_rounds
+    hands = views["hand"].astype(np.int64)
+    held = hands + views["won"].astype(np.int64)
+    state = PicoState.__new__(PicoState)
+    State.__init__(state, game, np.random.default_rng(0))
+    sets = np.zeros_like(held)
+    for player in range(2):
+        sets[held_set(player, min(round_, game.num_rounds - 1), 2)] = held[player]
+    state._deal(sets, views["aside"].astype(np.int64))
+    state.round = round_
+    state.public[:] = observation
+    state.total_scores = views["scores"].astype(np.float64)
+    state.hand_sizes = hands.sum(axis=1).tolist()
+    state.legal = hands > 0
+    return state
 
 
 def all_deals() -> list[tuple[int, int]]:
