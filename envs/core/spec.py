@@ -71,15 +71,26 @@ class GameSpec:
 
     def make_agent(self, name: str, game: Game) -> Any:
         """An agent for ``game`` from a name (``agent_factory``) or a saved model's path
-        (loaded by ``training.agents.policy.load_policy``, checked against the game)."""
+        (an SB3 ``.zip`` loaded by ``training.agents.policy.load_policy``, an RLlib export
+        by ``training.agents.rllib_policy.load_rllib_agent``; both checked against the game)."""
+        if is_rllib_export(name):
+            return _load("training.agents.rllib_policy:load_rllib_agent")(name, game, self.aec_id)
         if is_model_path(name):
             return _load("training.agents.policy:load_policy")(name, game, self.aec_id)
         return self.agent_factory(name)(game)
 
 
 def is_model_path(name: str) -> bool:
-    """Whether an agent name is a saved model's path (``.zip``, or a file with it)."""
-    return name.endswith(".zip") or Path(name).with_suffix(".zip").is_file()
+    """Whether an agent name is a saved model's path (``.zip``, or a file with it; or an
+    RLlib export, ``is_rllib_export``)."""
+    return (
+        name.endswith(".zip") or Path(name).with_suffix(".zip").is_file() or is_rllib_export(name)
+    )
+
+
+def is_rllib_export(name: str) -> bool:
+    """Whether an agent name is an RLlib export: a ``.pt`` path or a folder with ``agent.pt``."""
+    return name.endswith(".pt") or (Path(name) / "agent.pt").is_file()
 
 
 def games_with_features() -> list[str]:

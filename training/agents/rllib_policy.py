@@ -1,0 +1,165 @@
+"""Policies trained with Ray RLlib (``training.rllib``) as agents, loaded with torch alone.
+
+An export is a pair in the run folder: ``agent.pt`` (the masked policy network's torch
+weights: the actor's MLP and its action head, a ``torch.nn.Sequential`` state dict) and
+``agent.json`` (``"kind": "rllib"``, the env id, the game options, the spaces and the
+network's shape). ``GameSpec.make_agent`` loads it wherever a saved model's path is
+accepted (``training.evaluate --agents DIR/agent.pt``, ``opponent=`` in the Gymnasium
+view, the panel, ``--opponents`` of either trainer), from the ``.pt`` file or from the
+folder that holds it, checked against the env it is loaded into as SB3 models are
+(``training.agents.policy.check_metadata``). Nothing here imports ray, so evaluation
+works in the default install.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from envs.core.game import Game
+from training.agents.policy import check_metadata
+
+#: The file names of an export inside a run folder.
+WEIGHTS_NAME = "agent.pt"
+METADATA_NAME = "agent.json"
+KIND = "rllib"
+ACTIVATIONS = ("tanh", "relu")
+
+
+def export_path(path: str | Path) -> Path:
+    """The ``.pt`` file of an export given the file itself or the folder that holds it."""
+    path = Path(path)
+    return path / WEIGHTS_NAME if path.is_dir() else path
+
+
+def build_network(observation_size: int, hidden: list[int], num_actions: int, activation: str):
+    """The policy network: ``Linear`` + activation per hidden layer, then the logits."""
+    import torch
+
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
+    layers: list[torch.nn.Module] = []
+    size = observation_size
+    for width in hidden:
+        layers += [
+            torch.nn.Linear(size, width),
+            {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation](),
+        ]
+        size = width
+    layers.append(torch.nn.Linear(size, num_actions))
+    return torch.nn.Sequential(*layers)
+
+
+def save_rllib_agent(network, path: str | Path, metadata: dict[str, Any]) -> Path:
+    """Write ``network`` (from ``build_network``) to ``path`` (.pt) and its metadata beside
+    it (.json, with ``kind``, ``hidden`` and ``activation`` added); returns the .pt path."""
+    import torch
+
+    path = Path(path).with_suffix(".pt")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    linear = [m for m in network if isinstance(m, torch.nn.Linear)]
+    activation = "relu" if any(isinstance(m, torch.nn.ReLU) for m in network) else "tanh"
+    torch.save(network.state_dict(), path)
+    meta = {
+        **metadata,
+        "kind": KIND,
+        "hidden": [layer.out_features for layer in linear[:-1]],
+        "activation": activation,
+    }
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, default=str))
+    return path
+
+
+class RLlibPolicyAgent:
+    """An exported RLlib policy behind the agent protocol.
+
+    Greedy by default: ``act`` takes the best legal logit (the first of equals) and
+    ``action_probabilities`` is the one-hot of that action. With ``deterministic=False``
+    it samples from the masked softmax (the policy RLlib trained with exploration) with
+    the ``rng`` it is given, and ``action_probabilities`` is that softmax, zero outside
+    the mask.
+    """
+
+    def __init__(self, network, deterministic: bool = True) -> None:
+        self.network = network.eval()
+        self.deterministic = deterministic
+
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        """The unmasked logits for a batch of flat observations (one row each)."""
+        import torch
+
+        with torch.no_grad():
+            batch = torch.as_tensor(np.array(observations, dtype=np.float32))
+            return self.network(batch).numpy()
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        return self.logits_batch(np.asarray(observation)[None])[0]
+
+    def _distribution(self, logits: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        masked = np.where(np.asarray(action_masks).astype(bool), logits, -np.inf).astype(np.float64)
+        if self.deterministic:
+            return np.eye(masked.shape[-1])[np.argmax(masked, axis=-1)]
+        weights = np.exp(masked - masked.max(axis=-1, keepdims=True))
+        return weights / weights.sum(axis=-1, keepdims=True)
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        probabilities = self._distribution(self.logits(observation), action_mask)
+        if self.deterministic:
+            return int(np.argmax(probabilities))
+        return int(rng.choice(len(probabilities), p=probabilities))
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return self._distribution(self.logits(observation), action_mask)
+
+    def action_probabilities_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray
+    ) -> np.ndarray:
+        """``action_probabilities`` of every row, in one forward pass."""
+        return self._distribution(self.logits_batch(observations), action_masks)
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The metadata of the export at ``path`` (file or folder); ValueError if unreadable."""
+    meta_path = export_path(path).with_suffix(".json")
+    if not meta_path.is_file():
+        raise ValueError(f"{export_path(path)} has no metadata file {meta_path.name} beside it")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
+    if meta.get("kind") != KIND:
+        raise ValueError(f"{meta_path} is not an RLlib export (kind {meta.get('kind')!r})")
+    return meta
+
+
+def load_rllib_agent(path: str | Path, game: Game, env_id: str) -> RLlibPolicyAgent:
+    """Load an export for ``game``; ValueError if it was made for another env or options."""
+    import torch
+
+    weights = export_path(path)
+    if not weights.is_file():
+        raise ValueError(f"no RLlib export at {weights}")
+    meta = read_metadata(weights)
+    meta_path = weights.with_suffix(".json")
+    try:
+        check_metadata(meta_path, game, env_id)
+    except ValueError as error:  # check_metadata names the SB3 .zip; name the .pt instead
+        message = str(error).replace(str(meta_path.with_suffix(".zip")), str(weights))
+        raise ValueError(message) from None
+    try:
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+        network = build_network(
+            game.observation_layout.size,
+            [int(width) for width in meta["hidden"]],
+            game.num_actions,
+            meta["activation"],
+        )
+        network.load_state_dict(state)
+    except (KeyError, RuntimeError, TypeError, ValueError, EOFError) as error:
+        raise ValueError(f"{weights} is not a readable RLlib export: {error}") from error
+    return RLlibPolicyAgent(network)
