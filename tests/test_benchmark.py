@@ -19,6 +19,7 @@ def cheap_panel(monkeypatch):
     monkeypatch.setattr(
         panel, "SEARCH_BUDGETS", {"pimc": {"samples": 4}, "ismcts": {"iterations": 4}}
     )
+    monkeypatch.setattr(benchmark, "NASHCONV_DEALS", 1)
 
 
 def untrained(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> Path:
@@ -50,6 +51,7 @@ def test_a_registered_algorithm_runs_is_scored_and_resumes(tmp_path, cheap_panel
     summary = benchmark.report(tmp_path)
     entry = summary["algorithms"]["untrained"]
     assert entry["runs"] == 2 and entry["ci"][0] <= entry["iqm"] <= entry["ci"][1]
+    assert entry["nash_conv"]["runs"] == 2 and 0 <= entry["nash_conv"]["mean"] <= 4
     saved = json.loads((tmp_path / "results.json").read_text())
     assert len(saved["runs"]) == 2
     assert "| untrained |" in (tmp_path / "results.md").read_text()

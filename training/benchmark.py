@@ -63,6 +63,8 @@ BUDGETS = {"small": 50_000, "large": 1_000_000}
 #: Panel games per member for each run's score, and their seed (never a training seed).
 EVAL_GAMES = 100
 EVAL_SEED = 1_000_003
+#: Two-player Pico: deals of each run's exact NashConv (drawn with the evaluation seed).
+NASHCONV_DEALS = 20
 
 
 def register(name: str) -> Callable[[Algorithm], Algorithm]:
@@ -216,19 +218,27 @@ def execute(run: Run, eval_games: int, modules: Sequence[str] = ()) -> dict:
 
 
 def score_model(env_id: str, options: dict, model: Path, games: int) -> dict:
+    """The model's panel score and, in two-player Pico, its exact NashConv."""
     from training.evaluation.panel import panel_members, panel_score
 
     spec = get_spec(env_id)
     game = spec.make_game(**options)
     agent = spec.make_agent(str(model), game)
     result = panel_score(game, agent, panel_members(spec, game), games, seed=EVAL_SEED)
-    return {
+    score = {
         "panel": result["panel"],
         "panel_score": result["panel_score"],
         "panel_score_ci": result["panel_score_ci"],
         "members": {n: r["above_chance"] for n, r in result["members"].items()},
         "eval_games": games,
     }
+    if spec.name == "pico" and game.num_players == 2:
+        from training.exploitability import nash_conv
+        from training.solvers.pico import sample_deals
+
+        values = nash_conv(game, agent, sample_deals(NASHCONV_DEALS, EVAL_SEED))
+        score |= {"nash_conv": float(values.mean()), "nash_conv_deals": NASHCONV_DEALS}
+    return score
 
 
 # --- the report -------------------------------------------------------------------------------
@@ -239,6 +249,7 @@ def report(out: Path) -> dict:
         probability_of_improvement,
         stratified_bootstrap_ci,
     )
+    from training.tournament import mean_interval
 
     rows = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/*/seed*/score.json"))]
     if not rows:
@@ -260,6 +271,15 @@ def report(out: Path) -> dict:
             "ci": [low, high],
             "per_config": {c: {"iqm": v[0], "ci": [v[1], v[2]]} for c, v in per_config.items()},
         }
+    for algorithm in algorithms:
+        exact = [r["nash_conv"] for r in rows if r["algorithm"] == algorithm and "nash_conv" in r]
+        if exact:
+            mean, ci = mean_interval(exact)
+            summary["algorithms"].setdefault(algorithm, {})["nash_conv"] = {
+                "mean": mean,
+                "ci": ci,
+                "runs": len(exact),
+            }
     complete = [a for a in algorithms if matrices[a] is not None]
     for x in complete:
         for y in complete:
@@ -277,6 +297,7 @@ def report(out: Path) -> dict:
             "steps",
             "panel_score",
             "panel_score_ci",
+            "nash_conv",
             "train_seconds",
             "eval_games",
         ]
@@ -310,7 +331,8 @@ def markdown_table(summary: dict) -> str:
         "| algorithm | IQM panel score (95% CI) | " + " | ".join(configs) + " |",
         "|---|---|" + "---|" * len(configs),
     ]
-    for name, s in summary["algorithms"].items():
+    scored = {name: s for name, s in summary["algorithms"].items() if "iqm" in s}
+    for name, s in scored.items():
         cells = [
             f"{s['per_config'][c]['iqm']:+.3f} [{s['per_config'][c]['ci'][0]:+.3f}, "
             f"{s['per_config'][c]['ci'][1]:+.3f}]"
@@ -321,6 +343,15 @@ def markdown_table(summary: dict) -> str:
             + " | ".join(cells)
             + " |"
         )
+    exact = {name: s["nash_conv"] for name, s in summary["algorithms"].items() if "nash_conv" in s}
+    if exact:
+        lines += [
+            "",
+            "| algorithm | pico-2p NashConv, mean over runs (95% CI) | runs |",
+            "|---|---|---|",
+        ]
+        for name, v in exact.items():
+            lines.append(f"| {name} | {v['mean']:.3f} ± {v['ci']:.3f} | {v['runs']} |")
     if summary["improvement"]:
         lines += ["", "| comparison | P(X > Y) (95% CI) |", "|---|---|"]
         for pair, v in summary["improvement"].items():
@@ -336,7 +367,7 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
 
     from training.evaluation.aggregate import performance_profile
 
-    algorithms = list(summary["algorithms"])
+    algorithms = [name for name, s in summary["algorithms"].items() if "iqm" in s]
     configs = summary["configs"]
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(configs) * len(algorithms) ** 0.5), 4))
     width = 0.8 / max(1, len(algorithms))
