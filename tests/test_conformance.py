@@ -359,13 +359,13 @@ def test_a_game_without_encode_or_observation_says_so():
 @pytest.mark.parametrize("env_id, config", CASES)
 def test_every_rule_based_agent_plays_only_legal_moves(env_id, config):
     """The heuristic, and any other agent a game names (e.g. an expert teacher). The one
-    agent made for some configurations only, ``nash`` (two-player Pico), refuses the
-    others with a clear error."""
+    agent made for some configurations only, ``nash`` (two-player Pico with the aside card
+    face up), refuses the others with a clear error."""
     spec = envs.get_spec(env_id)
     game = spec.make_game(**config)
     for name in spec.agents:
-        if name == "nash" and game.num_players != 2:
-            with pytest.raises(ValueError, match="two-player"):
+        if name == "nash" and (game.num_players != 2 or game.config.aside != "face_up"):
+            with pytest.raises(ValueError, match="two-player|aside"):
                 spec.agent_factory(name)(game)
             continue
         assert_plays_only_legal_moves(game, spec.agent_factory(name)(game))

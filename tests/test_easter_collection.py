@@ -421,6 +421,75 @@ def test_a_deck_used_up_exactly_makes_the_last_round():
     assert len(state.bids_per_round) == 2
 
 
+@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
+@pytest.mark.parametrize(
+    "num_players, deck_size, bids",
+    [
+        (2, 0, [0]),  # nothing to put on the table
+        (2, 3, [0]),  # 3 table cards, no hand cards
+        (3, 6, [0]),  # 4 table cards, 2 left for 3 players: no hand cards
+        (2, 6, [1]),  # one card each, used up by the first bid
+        (4, 8, [1]),
+    ],
+)
+def test_a_short_deck_that_leaves_a_bid_without_cards_ends_the_game(
+    num_players, deck_size, bids, variant
+):
+    """[decision] A bid needs a card in every hand and one on the table: a short scripted
+    deck that reaches a bid without ends the round (its last) and the game there, the
+    table cards discarded face up, instead of asking for a choice nobody can make."""
+    game = make(num_players, variant=variant)
+    deck = list(range(deck_size))
+    state = EasterCollectionState(game, np.random.default_rng(0), deck=deck, start_player=0)
+    rng = np.random.default_rng(0)
+    while not state.is_terminal():
+        for p in state.to_act():
+            assert state.legal_mask(p).any(), f"player {p} is asked to act and cannot"
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+        state.check_invariants()
+    state.check_invariants()
+    assert state.phase == PHASE_DONE and state.to_act() == () and state.last_round
+    assert state.bids_per_round == bids and all(c < 0 for c in state.table)
+    on_table = set(deck[:4]) - set(np.flatnonzero(state.piles.any(axis=0)).tolist())
+    assert set(np.flatnonzero(state.discards).tolist()) >= on_table  # discarded face up
+    for p in range(num_players):
+        views = game.observation_layout.views(game.observation(state, p))
+        assert not views["phase"].any() and not views["bid"].any()
+
+
+def test_own_hand_discarded_at_the_end_stays_seen_by_its_owner_only():
+    """The hands left at the end are discarded face down: their owner has seen them (not
+    ``unseen`` in its final observation), nobody else has (still ``unseen``), and nothing
+    of another seat's discarded hand shows in any other view."""
+    game = make(4)
+    state = game.new_initial_state(np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    last_hands = None
+    while not state.is_terminal():
+        last_hands = state.hands.copy()
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    discarded = state.final_hands
+    assert discarded.any(axis=1).all(), "every seat ends with cards in hand (seed 0)"
+    assert not (discarded & ~(last_hands > 0)).any()  # what they held, nothing else
+    for owner in range(4):
+        mine = game.observation_layout.views(game.observation(state, owner))
+        assert not mine["unseen"][discarded[owner]].any()  # seen by the owner
+        assert not mine["hand"].any()
+        for other in set(range(4)) - {owner}:
+            theirs = game.observation_layout.views(game.observation(state, other))
+            assert theirs["unseen"][discarded[owner]].all()  # never seen by the others
+    # Seat 1's view is the same whichever cards the others discarded.
+    moved = False
+    for seed in range(10):
+        sample = state.resample(1, np.random.default_rng(seed))
+        sample.check_invariants()
+        assert np.array_equal(game.observation(sample, 1), game.observation(state, 1))
+        assert np.array_equal(sample.final_hands[1], discarded[1])  # own discard kept
+        assert sample.final_hands.sum(axis=1).tolist() == discarded.sum(axis=1).tolist()
+        moved |= not np.array_equal(sample.final_hands, discarded)
+    assert moved
+
+
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
 @pytest.mark.parametrize("variant", ["standard", "secret_positions"])
 def test_every_card_ends_in_one_place_and_scores_are_the_piles(num_players, variant):
@@ -867,6 +936,7 @@ def reference_observation(game: EasterCollectionGame, state: EasterCollectionSta
     seats = [(player + k) % n for k in range(n)]
     v["hand"][:] = state.hands[player]
     known = (state.hands[player] > 0) | (state.discards > 0) | state.piles.any(axis=0)
+    known |= state.final_hands[player]  # own cards discarded at the end were seen
     if state.phase == PHASE_PLACE:
         v["chosen"][state.chosen[player]] = 1
         known[state.chosen[player]] = True

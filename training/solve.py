@@ -15,6 +15,8 @@ import argparse
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from envs.core.spec import get_spec
 from training.solvers.pico import OBJECTIVES, PicoSolver, Position, all_deals
 
@@ -48,11 +50,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     start = time.perf_counter()
     if args.all_deals:
         deals = all_deals()
-        total = sum(solver.value(Position.deal(*deal)) for deal in deals)
+        values = np.array([solver.value(Position.deal(*deal)) for deal in deals])
         seconds = time.perf_counter() - start
         print(
             f"mean equilibrium value for player_0 over all {len(deals)} deals "
-            f"({args.objective}): {total / len(deals):.6f}"
+            f"({args.objective}): {values.mean():.6f}; mean |value| {np.abs(values).mean():.6f}; "
+            f"non-zero in {np.mean(np.abs(values) > 1e-9):.2%} of deals; "
+            f"from {values.min():.6f} to {values.max():.6f}"
         )
     else:
         from envs.pico import raw_env

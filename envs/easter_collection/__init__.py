@@ -100,7 +100,13 @@ hand, and the face-down bids of the placing phase).
 - A round starting with fewer than 4 cards in the deck puts them on the table, deals
   no hand cards and is the last round.
 - Cards left in the deck when the last round is dealt are discarded face down (nobody
-  sees them); leftover table cards and unmatched bids are discarded face up.
+  sees them); leftover table cards and unmatched bids are discarded face up. The cards
+  left in hand at the end are discarded face down: still unseen by the others, and seen
+  by their owner (its final observation does not count them as `unseen`).
+- A bid needs a card in every hand and one on the table. A full deck always has both;
+  a short scripted deck (`EasterCollectionState(..., deck=...)`) can reach a bid without
+  (a first round that deals no hand cards, or one card each that the first bid uses
+  up): the round, its last, ends there, and so does the game.
 - Hands are dealt one card at a time starting with the start player. The first start
   player is drawn at random; both bids of a round are placed from the round's start
   player.
@@ -122,7 +128,7 @@ game, each seat at most once more to place it.
 `state.resample(player, rng)` deals again, at random, every card `player` has not seen:
 the rest of the deck (in a new order), the other hands, the other seats' face-down
 bids of the placing phase and the cards discarded unseen (the end of the deck in the
-last round, the hands at the end). What is fixed: `player`'s hand and own bid, the
+last round, the other hands at the end; its own stays its own). What is fixed: `player`'s hand and own bid, the
 table, the score piles, the face-up discards, who has placed where, hand sizes, the
 deck size, the round and the start player. Public constraints are kept: a bid lying
 beside a table card has that card's suit, and the bid of the seat being asked to place

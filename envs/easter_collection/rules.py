@@ -125,7 +125,10 @@ class EasterCollectionConfig(Config):
 class EasterCollectionState(State):
     """One position. ``deck`` (cards in dealing order) and ``start_player`` may be given to
     script a deal; by default both are drawn from ``rng``. A scripted deck may be short: the
-    cards it leaves out are set aside (``unused``) and take no part in the game.
+    cards it leaves out are set aside (``unused``) and take no part in the game. A bid needs
+    a card in every hand and one on the table; a short deck can reach a bid without (a
+    first round that deals no hand cards, or one card each, used up by the first bid): the
+    round, always the last one then, ends there and so does the game.
 
     Every observation field lives in one float32 buffer, ``source`` (laid out by
     ``observation.source_layout``), kept up to date move by move so that an observation is
@@ -168,6 +171,8 @@ class EasterCollectionState(State):
         self.table = [-1] * NUM_POSITIONS
         #: Cards discarded unseen: the rest of the deck in the last round, hands at the end.
         self.buried = np.zeros(NUM_CARDS, dtype=bool)
+        #: The cards each seat discarded from hand at the end (buried, seen by their owner).
+        self.final_hands = np.zeros((n, NUM_CARDS), dtype=bool)
         self.round = 0
         self.bid = 0
         self.phase = PHASE_CHOOSE
@@ -263,6 +268,11 @@ class EasterCollectionState(State):
         self.suit_positions, self.chip_actions = table_lookups(self.table)
         self.num_placed = 0
         self.placing = -1
+        if self.hand_size == 0 or max(self.table) < 0:
+            # Nothing to bid with or for (only a short scripted deck gets here, in its last
+            # round): the round, and so the game, ends.
+            self._end_round()
+            return
         self.phase = PHASE_CHOOSE
         cells, at = self.cells, self.game.at
         cells[at.bid + self.bid] = 1.0
@@ -386,12 +396,13 @@ class EasterCollectionState(State):
             self.phase = PHASE_DONE
             for index in (at.bid, at.bid + 1, at.phase, at.phase + 1):
                 cells[index] = 0.0
-            # The players discard what is left in hand: buried, and unseen again to all.
+            # The players discard what is left in hand face down: buried, still unseen by
+            # the others and still seen by their owner.
             for seat, hand in enumerate(self.hand_cards):
                 for card in hand:
                     cells[at.hand[seat] + card] = 0.0
-                    cells[at.unseen + card * n + seat] = 1.0
                     self.buried[card] = True
+                    self.final_hands[seat, card] = True
                 hand.clear()
             self.hand_size = 0
             self.suit_positions = table_lookups(table)[0]
@@ -460,7 +471,7 @@ class EasterCollectionState(State):
         """A copy sharing only the game and immutable values, with ``rng``."""
         other = copy.copy(self)
         other.rng = rng
-        for name in ("source", "unused", "buried"):
+        for name in ("source", "unused", "buried", "final_hands"):
             setattr(other, name, getattr(self, name).copy())
         other.cells = memoryview(other.source)
         for name in ("deck", "table", "chosen", "target", "bids_per_round"):
@@ -488,7 +499,7 @@ class EasterCollectionState(State):
             if card >= 0:
                 view["table"][position, card] = 1.0
                 shown[card] = True
-        view["unseen"][:] = (~shown & (self.hands == 0)).T
+        view["unseen"][:] = (~shown & (self.hands == 0) & ~self.final_hands).T
         if self.phase == PHASE_PLACE:
             for seat, card in enumerate(self.chosen):
                 view["own_bid"][seat, card] = 1.0
@@ -515,9 +526,10 @@ class EasterCollectionState(State):
 
     def resample(self, player: int, rng: np.random.Generator) -> EasterCollectionState:
         """Deal the cards ``player`` has not seen (the deck, the other hands, the others'
-        face-down bids, the cards discarded unseen) again at random. A bid placed beside a
-        table card keeps that card's suit, and the bid of the seat now placing keeps a suit
-        that matches several table cards (that is why it was asked)."""
+        face-down bids, the cards discarded unseen, the others' hands discarded at the end)
+        again at random. A bid placed beside a table card keeps that card's suit, and the bid
+        of the seat now placing keeps a suit that matches several table cards (that is why
+        it was asked). ``player``'s own hand discarded at the end stays theirs."""
         sample = self._copy(np.random.default_rng(rng.integers(2**63)))
         n = self.game.num_players
         others = [s for s in range(n) if s != player]
@@ -526,7 +538,7 @@ class EasterCollectionState(State):
         pool = [self.chosen[s] for s in bids] + remaining
         for seat in others:
             pool += np.flatnonzero(self.hands[seat]).tolist()
-        pool += np.flatnonzero(self.buried).tolist()
+        pool += np.flatnonzero(self.buried & ~self.final_hands[player]).tolist()
         pool = sorted(pool)  # the same draw from states the player cannot tell apart
         pool = [pool[i] for i in rng.permutation(len(pool))]
 
@@ -553,10 +565,16 @@ class EasterCollectionState(State):
             sample.hands[seat] = False
             sample.hands[seat, pool[: self.hand_size]] = True
             del pool[: self.hand_size]
+        for seat in others:  # the hands discarded at the end (empty before)
+            size = int(self.final_hands[seat].sum())
+            sample.final_hands[seat] = False
+            sample.final_hands[seat, pool[:size]] = True
+            del pool[:size]
         sample.deck = pool[: len(remaining)]
         sample.next_card = 0
-        sample.buried[:] = False
+        sample.buried[:] = self.final_hands[player]
         sample.buried[pool[len(remaining) :]] = True
+        sample.buried |= sample.final_hands.any(axis=0)
         sample._rebuild_derived()  # other seats' hands and bids changed
         return sample
 
@@ -583,6 +601,10 @@ class EasterCollectionState(State):
                 places[card].append(name)
         for card, where in enumerate(places):
             assert len(where) == 1, f"{card_name(card)} is in {len(where)} places: {where}"
+        final = self.final_hands
+        assert not (final & ~self.buried).any(), "a hand discarded at the end is not buried"
+        assert final.sum(axis=0).max() <= 1, "a card discarded from two hands"
+        assert self.phase == PHASE_DONE or not final.any(), "hands discarded before the end"
         assert 0 <= self.next_card <= len(self.deck), f"next_card {self.next_card} out of range"
         # Hands, piles and what everyone has seen.
         assert 0 <= self.hand_size <= HAND_SIZE, f"hand size {self.hand_size}"

@@ -8,6 +8,12 @@ Nothing is hidden, so every observation is a seat rotation of seat 0's: the stat
 keeps seat 0's observation up to date at every reveal (``PicoState.public``, written
 through the flat indices of ``PublicIndex``), and a player's observation is one
 gather from it (``seat_permutations``).
+
+With the two-player aside card face down (``aside="face_down"``) round 1 hides the
+other hand: ``face_down_observation`` gathers as above, then keeps of the other seat's
+``hand`` row only the cards it has shown, clears ``aside`` and fills the extra field
+``unseen`` (the other hand's unshown cards and the aside card, which the observer cannot
+tell apart). From round 2 the swap has shown both sets, and it is the plain gather.
 """
 
 from __future__ import annotations
@@ -33,16 +39,30 @@ PER_SEAT_FIELDS = ("hand", "won", "last_played", "last_winners", "scores")
 
 def layout(game: PicoGame) -> ObservationLayout:
     n = game.num_players
-    return (
+    face_down = game.config.aside == "face_down"
+    hand = "cards of each value in each seat's hand"
+    aside = "the face-up aside card"
+    if face_down:
+        hand += " (round 1: of the other seat's, only the cards it has shown)"
+        aside = "the aside card (zeros in round 1, when it lies face down)"
+    built = (
         ObservationLayout()
-        .add("hand", (n, NUM_CARDS), "cards of each value in each seat's hand", high=2)
+        .add("hand", (n, NUM_CARDS), hand, high=2)
         .add("won", (n, NUM_CARDS), "cards of each value each seat has won this round", high=2)
-        .add("aside", NUM_CARDS, "the face-up aside card", high=1)
+        .add("aside", NUM_CARDS, aside, high=1)
         .add("last_played", (n, NUM_CARDS), "one-hot: the card each seat showed last reveal")
         .add("last_winners", n, "1 for each seat that won the last reveal")
         .add("scores", n, "game points so far (all rounds)", high=MAX_SCORE)
         .add("round", MAX_ROUNDS, "one-hot: the round being played")
     )
+    if face_down:
+        built.add(
+            "unseen",
+            NUM_CARDS,
+            "round 1: cards the observer has not seen (the other hand's unshown cards and "
+            "the aside card)",
+        )
+    return built
 
 
 @dataclass(frozen=True)
@@ -116,3 +136,36 @@ def last_reveal(played: tuple[int, ...], won: tuple[int, ...]) -> np.ndarray:
 def observation(state: PicoState, player: int) -> np.ndarray:
     """``player``'s observation (a new float32 array), gathered from seat 0's."""
     return state.public.take(state.game.seat_permutations[player])
+
+
+@dataclass(frozen=True)
+class HiddenIndex:
+    """Face down, two players: the spans of an observation that round 1 hides."""
+
+    other_hand: slice  # the other seat's ``hand`` row (second in the observer's order)
+    aside: slice
+    unseen: slice
+
+    @classmethod
+    def of(cls, layout: ObservationLayout) -> HiddenIndex:
+        f = layout.fields
+        other = f["hand"].start + NUM_CARDS
+        return cls(
+            other_hand=slice(other, other + NUM_CARDS),
+            aside=slice(f["aside"].start, f["aside"].stop),
+            unseen=slice(f["unseen"].start, f["unseen"].stop),
+        )
+
+
+def face_down_observation(state: PicoState, player: int) -> np.ndarray:
+    """``player``'s observation with the aside card face down (two players): the gather,
+    then in round 1 the other hand's unshown cards and the aside card moved to ``unseen``."""
+    observed = state.public.take(state.game.seat_permutations[player])
+    if state.round == 0:
+        at = state.game.hidden_index
+        other = observed[at.other_hand]  # a view: written in place
+        shown = state.shown[1 - player]
+        observed[at.unseen] = other * (1.0 - shown) + observed[at.aside]
+        other *= shown
+        observed[at.aside] = 0.0
+    return observed

@@ -37,6 +37,8 @@ DECK_COUNTS = {
 }
 HAND_SIZE = {2: 5, 3: 6}
 NUM_ROUNDS = {2: 2, 3: 3}
+#: Readings of the aside card (``PicoConfig.aside``).
+ASIDE_READINGS = ("face_up", "face_down")
 
 
 def winners(cards: Sequence[int]) -> list[int]:
@@ -72,13 +74,23 @@ def card_winners(played: tuple[int, ...]) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class PicoConfig(Config):
-    """Options: ``num_players`` 2 or 3; ``points``, a mapping from card value to points."""
+    """Options: ``num_players`` 2 or 3; ``points``, a mapping from card value to points;
+    ``aside``, the aside card ``"face_up"`` (default) or ``"face_down"`` (two players only:
+    the three-player rules put it face up)."""
 
     num_players: int = 2
     points: Mapping[int, int] = field(default_factory=lambda: dict(DEFAULT_POINTS))
+    aside: str = "face_up"
 
     def validate(self) -> None:
         require_choice("num_players", self.num_players, (2, 3))
+        require_choice("aside", self.aside, ASIDE_READINGS)
+        if self.aside == "face_down" and self.num_players != 2:
+            raise ValueError(
+                "aside='face_down' is a reading of the two-player rules only (with 3 players "
+                "the rulebook puts the aside card face up); allowed values with "
+                f"num_players={self.num_players}: 'face_up'"
+            )
         if not isinstance(self.points, Mapping) or set(self.points) != set(VALUES):
             raise ValueError(
                 f"points must map every card value {list(VALUES)} to its points, got {self.points!r}"
@@ -215,12 +227,14 @@ class PicoState(State):
         assert (self.total_scores == self._field("scores")).all(), "scores out of date"
         assert self.total_scores.sum() >= (won * self.game.card_points).sum()
 
-    def __str__(self) -> str:
-        def cards(count_row: np.ndarray) -> str:
-            return (
-                " ".join(str(VALUES[c]) for c in np.repeat(np.arange(NUM_CARDS), count_row)) or "-"
-            )
+    def _hand_text(self, player: int, hand: np.ndarray) -> str:
+        """A seat's hand as the spectator's view shows it."""
+        return card_text(hand)
 
+    def _aside_text(self) -> str:
+        return card_text(self.aside)
+
+    def __str__(self) -> str:
         n = self.game.num_players
         hands, won, last_played, last_winners = (
             self.hands,
@@ -230,7 +244,7 @@ class PicoState(State):
         )
         rounds = NUM_ROUNDS[n]
         lines = [
-            f"Pico, round {min(self.round + 1, rounds)} of {rounds}; aside: {cards(self.aside)}"
+            f"Pico, round {min(self.round + 1, rounds)} of {rounds}; aside: {self._aside_text()}"
         ]
         for p in range(n):
             last = ""
@@ -238,22 +252,110 @@ class PicoState(State):
                 outcome = "won" if last_winners[p] else "lost"
                 last = f"  last played {VALUES[last_played[p]]} ({outcome})"
             lines.append(
-                f"player_{p}: score {int(self.total_scores[p]):>2}  hand [{cards(hands[p])}]"
-                f"  won [{cards(won[p])}]{last}"
+                f"player_{p}: score {int(self.total_scores[p]):>2}  "
+                f"hand [{self._hand_text(p, hands[p])}]  won [{card_text(won[p])}]{last}"
             )
         if self.is_terminal():
             lines.append("game over")
         return "\n".join(lines)
 
 
+def card_text(count_row: np.ndarray) -> str:
+    """Cards given as counts per value, as text (``-`` for none)."""
+    return " ".join(str(VALUES[c]) for c in np.repeat(np.arange(NUM_CARDS), count_row)) or "-"
+
+
+class FaceDownPicoState(PicoState):
+    """A Pico position with the two-player aside card face down (``aside="face_down"``).
+
+    In round 1 a player knows their own five cards and, of the other hand, only the cards
+    it has shown (``shown``: the cards each seat has revealed this round, won or not); the
+    other hand's remaining cards and the aside card are unknown to them. The swap of round 2
+    makes everything known. ``public`` still holds the whole table; the observation hides
+    what the observer does not know (``observation.face_down_observation``)."""
+
+    def _deal(self, sets: np.ndarray, aside: np.ndarray) -> None:
+        #: Cards each seat has revealed in round 1 (0/1 per value).
+        self.shown = np.zeros((self.game.num_players, NUM_CARDS), dtype=np.float32)
+        super()._deal(sets, aside)
+
+    def _apply(self, joint: Mapping[int, int]) -> None:
+        super()._apply(joint)
+        if self.round == 0:
+            for seat, card in joint.items():
+                self.shown[seat, card] = 1.0
+
+    def unseen_by(self, player: int) -> np.ndarray:
+        """Cards ``player`` cannot place in round 1 (counts per value): the other hand's
+        cards it has not shown, and the aside card. Zeros from round 2 on."""
+        if self.round != 0:
+            return np.zeros(NUM_CARDS, dtype=np.int64)
+        other = 1 - player
+        unshown = self.sets[held_set(other, 0, 2)] - self.shown[other].astype(np.int64)
+        return unshown + self.aside
+
+    def resample(self, player: int, rng: np.random.Generator) -> FaceDownPicoState:
+        """Round 1: deal the cards ``player`` has not seen (``unseen_by``) again between the
+        other hand and the aside card; the other hand keeps the cards it has shown, its
+        size and its won pile. From round 2 on nothing is hidden: a copy with a new RNG."""
+        sample = self.clone()
+        sample.rng = np.random.default_rng(rng.integers(2**63))
+        if self.round != 0:
+            return sample
+        other = 1 - player
+        pool = np.repeat(np.arange(NUM_CARDS), self.unseen_by(player))  # sorted: the same
+        pool = pool[rng.permutation(len(pool))]  # draw in states the player cannot tell apart
+        aside = np.bincount(pool[:1], minlength=NUM_CARDS)  # one aside card
+        dealt = self.shown[other].astype(np.int64) + np.bincount(pool[1:], minlength=NUM_CARDS)
+        hand = dealt - self.won[other]
+        at = self.game.public_index
+        sample.sets[held_set(other, 0, 2)] = dealt
+        sample.aside = aside
+        sample.public[at.hand_rows[other] : at.hand_rows[other] + NUM_CARDS] = hand
+        sample.public[at.aside] = aside
+        sample.legal[other] = hand > 0
+        return sample
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        if self.round == 0:
+            for p in range(self.game.num_players):
+                shown = self.shown[p].astype(np.int64)
+                assert (shown <= self.sets[held_set(p, 0, 2)]).all(), f"seat {p} showed a card"
+                assert (self.won[p] <= shown).all(), f"seat {p} won a card it never showed"
+
+    def _hand_text(self, player: int, hand: np.ndarray) -> str:
+        """Round 1: only the cards the seat has shown, and a ``?`` for each other card."""
+        if self.round != 0:
+            return card_text(hand)
+        known = hand * self.shown[player].astype(np.int64)
+        return " ".join([*card_text(known).strip("-").split(), *["?"] * int((hand - known).sum())])
+
+    def _aside_text(self) -> str:
+        return "? (face down)" if self.round == 0 else card_text(self.aside)
+
+    def private_view(self, player: int) -> str:
+        """Round 1: ``player``'s hand, and the cards it has not seen."""
+        if self.round != 0:
+            return ""
+        return (
+            f"your hand (player_{player}): {card_text(self.hands[player])}\n"
+            f"unseen by you (the other hand's ? cards and the aside card): "
+            f"{card_text(self.unseen_by(player))}"
+        )
+
+
 class PicoGame(Game):
     name = "pico"
     config_class = PicoConfig
     num_actions = NUM_CARDS
-    has_hidden_state = False  # the aside card is face up: every hand is known
+    has_hidden_state = False  # the aside card face up: every hand is known (per instance)
 
     def __init__(self, config: PicoConfig) -> None:
         super().__init__(config)
+        #: Whether the two-player aside card is face down (round 1's other hand hidden).
+        self.face_down = config.aside == "face_down"
+        self.has_hidden_state = self.face_down
         self.card_points = np.array([config.points[v] for v in VALUES], dtype=np.int64)
         self.num_rounds = NUM_ROUNDS[config.num_players]
         n, hand = config.num_players, HAND_SIZE[config.num_players]
@@ -275,12 +377,20 @@ class PicoGame(Game):
         self.points = tuple(int(p) for p in self.card_points)
         self.public_index = observation.PublicIndex.of(self.observation_layout, n)
         self.seat_permutations = observation.seat_permutations(self.observation_layout, n)
+        self._state_class = FaceDownPicoState if self.face_down else PicoState
+        self._observe = (
+            observation.face_down_observation if self.face_down else observation.observation
+        )
+        #: Face down: flat indices of the fields round 1 hides (``face_down_observation``).
+        self.hidden_index = (
+            observation.HiddenIndex.of(self.observation_layout) if self.face_down else None
+        )
 
     def new_initial_state(self, rng: np.random.Generator) -> PicoState:
-        return PicoState(self, rng)
+        return self._state_class(self, rng)
 
     def observation(self, state: PicoState, player: int) -> np.ndarray:
-        return observation.observation(state, player)
+        return self._observe(state, player)
 
     def action_name(self, action: int) -> str:
         return f"play {VALUES[action]}"

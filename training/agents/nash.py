@@ -38,6 +38,12 @@ class PicoNash:
                 "the nash agent plays only two-player Pico (both hands are public and the "
                 f"game is solved exactly); this game has {game.num_players} players"
             )
+        if game.config.aside != "face_up":
+            raise ValueError(
+                "the nash agent needs both hands public (the game is solved exactly), but "
+                f"aside={game.config.aside!r} hides the other hand in round 1; allowed "
+                "values: aside='face_up'"
+            )
         self.game = game
         self.solver = PicoSolver.for_game(game, objective)
         self._strategies: dict[Position, np.ndarray] = {}

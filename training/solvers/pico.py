@@ -90,6 +90,15 @@ def counts_mask(counts: np.ndarray) -> int:
     return sum(1 << int(c) for c in np.flatnonzero(counts))
 
 
+def require_public_hands(game: PicoGame) -> None:
+    """Raise a ValueError unless both hands are public (``aside="face_up"``)."""
+    if game.config.aside != "face_up":
+        raise ValueError(
+            f"the exact Pico solver needs both hands public, but aside={game.config.aside!r} "
+            "hides the other hand in round 1; allowed values: aside='face_up'"
+        )
+
+
 @dataclass(frozen=True)
 class Position:
     """A two-player position: ``round`` (0, 1; 2 at the end), and per seat the hand and
@@ -110,6 +119,7 @@ class Position:
         """The position of a real two-player state."""
         if state.game.num_players != 2:
             raise ValueError("only two-player Pico is solved exactly")
+        require_public_hands(state.game)
         if state.is_terminal():
             hands = won = (0, 0)
         else:
@@ -169,6 +179,7 @@ def state_from_observation(game: PicoGame, observation: np.ndarray) -> PicoState
     """The real two-player state an observation shows, its observer in seat 0 (every hand
     is public, so the observation holds the whole state). For agents that search from a
     state (``uses_position``): exploitability asks them at every position of the tree."""
+    require_public_hands(game)
     views = game.observation_layout.views(np.asarray(observation, dtype=np.float32))
     rounds = views["round"][: game.num_rounds]
     round_ = int(np.argmax(rounds)) if rounds.any() else game.num_rounds
@@ -368,6 +379,7 @@ class PicoSolver:
                 f"only two-player Pico is solved exactly (both hands are public); "
                 f"this game has {game.num_players} players"
             )
+        require_public_hands(game)
         return cls(objective, game.points)
 
     def payoff(self, margin: int) -> float:
@@ -680,6 +692,7 @@ def best_responses(
     hundred thousand from the start of a game), in batches of at most ``CHUNK``."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective={objective!r} is not allowed; allowed: {OBJECTIVES}")
+    require_public_hands(game)
     if position.is_terminal():
         value = PicoSolver(objective).payoff(position.scores[0] - position.scores[1])
         return value, value
