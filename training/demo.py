@@ -23,6 +23,7 @@ DEMO_ARGS = [
     "1000",
     "--run-name",
     "demo-pico",
+    "--overwrite",  # the demo's own folder: a second `make demo` replaces it
 ]
 
 if __name__ == "__main__":
