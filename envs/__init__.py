@@ -15,6 +15,7 @@ import pettingzoo
 
 from envs.core.registration import register_game
 from envs.core.spec import GameSpec, all_ids, get_spec
+from envs.core.vector import make_vec
 
 #: The game packages under ``envs``, one per line; each exposes ``SPEC``.
 GAME_MODULES = (
@@ -56,4 +57,4 @@ def make_parallel(env_id: str, **options: Any):
     return pettingzoo.make("parallel", get_spec(env_id).aec_id, **options)
 
 
-__all__ = ["GAMES", "get_spec", "gym_ids", "ids", "make", "make_parallel"]
+__all__ = ["GAMES", "get_spec", "gym_ids", "ids", "make", "make_parallel", "make_vec"]

@@ -15,6 +15,14 @@ turn (so load changes on a shared machine fall on all cases alike); ratios are t
 ``rps_v2 env()`` and to goofspiel. A last reference, the core's floor, plays a
 game whose rules and encoder cost nothing through ``raw_env``: what every game pays
 before its own rules.
+
+Games with a batched engine (``envs/<game>/vector.py``; today Pico) get more rows:
+``batched B=...``, random masked play of B games in lockstep with every seat's
+observation produced at every step, counting agent steps (one seat's decision,
+as the AEC rows count), and ``make_vec B=1,024``, the SB3 VecEnv over it with
+random opponents, counting learner steps (as the ``gymnasium`` row counts).
+``× raw_env`` and ``× gymnasium`` are ratios to those rows of the same game and
+configuration; games/s compares every interface directly.
 """
 
 from __future__ import annotations
@@ -37,8 +45,11 @@ from envs.core.aec import HiddenHandAEC, HiddenHandParallel
 from envs.core.game import Game, State
 from envs.core.observation import ObservationLayout
 from envs.core.spec import GameSpec
+from envs.core.vector import BATCHED_ENGINES, engine_class
 
 Runner = Callable[[float], tuple[int, int]]  # seconds -> (steps, games)
+#: Games in lockstep for the batched engines' rows.
+BATCHED_SIZES = (1, 64, 1024, 8192)
 
 
 class FreeState(State):
@@ -174,6 +185,61 @@ def openspiel_runner() -> Runner:
     return run
 
 
+def batched_runner(engine_class: type, config: dict, num_envs: int) -> Runner:
+    """Random masked play through a batched engine (``envs/<game>/vector.py``): every
+    seat's observation produced at every step; an agent step is one seat's decision."""
+
+    def run(seconds: float) -> tuple[int, int]:
+        engine, rng = engine_class(num_envs, seed=0, **config), np.random.default_rng(0)
+        per_step = num_envs * engine.num_players
+        steps = games = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            engine.observations()
+            masks = engine.masks()
+            keys = rng.random(masks.shape)
+            keys[~masks] = -1.0
+            _, terminated, _ = engine.step(np.argmax(keys, axis=-1))
+            steps += per_step
+            games += int(terminated.sum())
+        return steps, games
+
+    return run
+
+
+def batched_plays(engine_class: type, config: dict) -> bool:
+    """Whether the batched engine plays this configuration (it may cover only some)."""
+    try:
+        engine_class(1, **config)
+    except ValueError:
+        return False
+    return True
+
+
+def vec_env_runner(gym_id: str, config: dict, num_envs: int) -> Runner:
+    """Random masked play of the learner through ``envs.make_vec`` (random opponents):
+    as the Gymnasium view, a step is one learner decision."""
+
+    def run(seconds: float) -> tuple[int, int]:
+        vec_env, rng = (
+            envs.make_vec(gym_id, num_envs=num_envs, seed=0, **config),
+            np.random.default_rng(0),
+        )
+        vec_env.reset()
+        steps = games = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            masks = vec_env.action_masks()
+            keys = rng.random(masks.shape)
+            keys[~masks] = -1.0
+            _, _, dones, _ = vec_env.step(np.argmax(keys, axis=-1))
+            steps += num_envs
+            games += int(dones.sum())
+        return steps, games
+
+    return run
+
+
 def summarise(rates: list[tuple[int, int]], seconds: float) -> dict[str, float]:
     steps = [s / seconds for s, _ in rates]
     games = [g / seconds for _, g in rates]
@@ -214,6 +280,13 @@ def cases(ids: list[str]) -> list[tuple[str, str, Runner]]:
                 ),
                 (name, "gymnasium", gym_runner(spec.gym_id, config)),
             ]
+            if spec.name in BATCHED_ENGINES and batched_plays(engine_class(spec), config):
+                engine = engine_class(spec)
+                out += [
+                    (name, f"batched B={b:,}", batched_runner(engine, config, b))
+                    for b in BATCHED_SIZES
+                ]
+                out.append((name, "make_vec B=1,024", vec_env_runner(spec.gym_id, config, 1024)))
     return out
 
 
@@ -243,20 +316,25 @@ def main() -> None:
     for row in rows:
         row["ratio_to_rps_env"] = row["steps_per_s"] / reference
         row["ratio_to_goofspiel"] = row["steps_per_s"] / goofspiel
+        same_game = {r["interface"]: r["steps_per_s"] for r in rows if r["env"] == row["env"]}
+        row["ratio_to_raw_env"] = row["steps_per_s"] / same_game.get("raw_env", np.nan)
+        row["ratio_to_gymnasium"] = row["steps_per_s"] / same_game.get("gymnasium", np.nan)
 
     print(
         f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
         f"python {platform.python_version()}; {args.repeats} × {args.seconds}s per figure"
     )
     print(
-        "| env | interface | steps/s median (min-max) | games/s median | × rps_v2 env() | × goofspiel |"
+        "| env | interface | steps/s median (min-max) | games/s median | × rps_v2 env() "
+        "| × goofspiel | × raw_env | × gymnasium |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['env']} | {r['interface']} | {r['steps_per_s']:,.0f} "
             f"({r['steps_min']:,.0f}-{r['steps_max']:,.0f}) | {r['games_per_s']:,.1f} "
-            f"| {r['ratio_to_rps_env']:.2f} | {r['ratio_to_goofspiel']:.2f} |"
+            f"| {r['ratio_to_rps_env']:.2f} | {r['ratio_to_goofspiel']:.2f} "
+            f"| {r['ratio_to_raw_env']:.2f} | {r['ratio_to_gymnasium']:.2f} |"
         )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

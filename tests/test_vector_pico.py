@@ -1,0 +1,299 @@
+"""The batched Pico engine (envs/pico/vector.py) against the rules, and make_vec.
+
+Differential tests: from the same dealt cards and the same actions, ``PicoVector``
+gives the same observations, masks, rewards (both modes), terminations and scores as
+``envs.core.table.Table`` over ``envs/pico/rules.py``; its batched heuristic makes the
+same choices as ``training.agents.pico.PicoHeuristic``; ``make_vec`` shows the learner
+what the Gymnasium view shows it.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envs
+from envs.core.game import IllegalActionError
+from envs.core.table import Table
+from envs.pico.rules import DECK_COUNTS, PicoGame
+from envs.pico.vector import PicoVector, heuristic_actions, heuristic_values
+
+PICO = "hiddenhand/Pico-v0"
+
+
+def new_table(game: PicoGame, reward_mode: str, seed: int) -> Table:
+    table = Table(game, reward_mode)
+    table.reset(np.random.default_rng(seed))
+    return table
+
+
+class Lockstep:
+    """``count`` reference tables and an engine of ``count`` games dealt the same cards; a
+    finished reference game is replaced by a new one, dealt into the engine's row."""
+
+    def __init__(self, num_players: int, reward_mode: str, count: int, seed: int) -> None:
+        self.game = PicoGame.from_options(num_players=num_players)
+        self.reward_mode, self.seed, self.dealt = reward_mode, seed, 0
+        self.tables = [self.new_table() for _ in range(count)]
+        self.engine = PicoVector(count, num_players=num_players, reward_mode=reward_mode, seed=1)
+        self.engine.reset_from(
+            np.stack([t.state.sets for t in self.tables]),
+            np.stack([t.state.aside for t in self.tables]),
+        )
+        self.finished = 0
+
+    def new_table(self) -> Table:
+        self.dealt += 1
+        return new_table(self.game, self.reward_mode, self.seed * 100_003 + self.dealt)
+
+    def check_views(self) -> None:
+        engine, n = self.engine, self.game.num_players
+        observations, masks = engine.observations(), engine.masks()
+        assert observations.dtype == np.float32 and masks.dtype == bool
+        for b, table in enumerate(self.tables):
+            for p in range(n):
+                np.testing.assert_array_equal(observations[b, p], table.observation(p))
+                np.testing.assert_array_equal(masks[b, p], table.legal_mask(p).astype(bool))
+            np.testing.assert_array_equal(engine.scores()[b], table.state.scores())
+
+    def step(self, actions: np.ndarray) -> None:
+        n = self.game.num_players
+        rewards, terminated, info = self.engine.step(actions)
+        done = info["done"].tolist()
+        assert done == np.flatnonzero(terminated).tolist()
+        for b, table in enumerate(self.tables):
+            for p in range(n):
+                expected = table.commit(p, int(actions[b, p]))
+            np.testing.assert_array_equal(rewards[b], expected)
+            assert bool(terminated[b]) == table.terminal
+            if table.terminal:
+                i = done.index(b)
+                for p in range(n):
+                    final = info["terminal_observations"][i, p]
+                    np.testing.assert_array_equal(final, table.observation(p))
+                np.testing.assert_array_equal(info["terminal_scores"][i], table.state.scores())
+                self.tables[b] = table = self.new_table()
+                self.engine.reset_from(table.state.sets[None], table.state.aside[None], [b])
+                self.finished += 1
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+@pytest.mark.parametrize("reward_mode", ["win", "score"])
+def test_two_hundred_games_match_the_rules(num_players: int, reward_mode: str) -> None:
+    lockstep = Lockstep(num_players, reward_mode, count=50, seed=num_players)
+    rng = np.random.default_rng(7)
+    while lockstep.finished < 200:
+        lockstep.check_views()
+        masks = lockstep.engine.masks()
+        keys = np.where(masks, rng.random(masks.shape), -1.0)
+        lockstep.step(np.argmax(keys, axis=2))
+    lockstep.check_views()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    num_players=st.sampled_from([2, 3]),
+    reward_mode=st.sampled_from(["win", "score"]),
+    seed=st.integers(0, 2**32 - 1),
+    data=st.data(),
+)
+def test_hypothesis_games_match_the_rules(num_players, reward_mode, seed, data) -> None:
+    lockstep = Lockstep(num_players, reward_mode, count=3, seed=seed)
+    while lockstep.finished < 3:
+        lockstep.check_views()
+        masks = lockstep.engine.masks()
+        actions = np.zeros(masks.shape[:2], dtype=np.int64)
+        for b in range(masks.shape[0]):
+            for p in range(num_players):
+                legal = np.flatnonzero(masks[b, p]).tolist()
+                actions[b, p] = data.draw(st.sampled_from(legal))
+        lockstep.step(actions)
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_own_deals_are_whole_decks_and_seeded(num_players: int) -> None:
+    engine = PicoVector(500, num_players=num_players, seed=3)
+    again = PicoVector(500, num_players=num_players, seed=3)
+    np.testing.assert_array_equal(engine.observations(), again.observations())
+    deck = engine.sets.sum(axis=1) + engine.aside
+    assert (deck == DECK_COUNTS[num_players]).all()
+    assert len({s.tobytes() for s in engine.sets}) > 400  # the games are dealt apart
+    rng = np.random.default_rng(0)
+    for _ in range(60):  # auto-reset deals too
+        masks = engine.masks()
+        _, terminated, info = engine.step(np.argmax(rng.random(masks.shape) * masks, axis=2))
+        assert (engine.sets.sum(axis=1) + engine.aside == DECK_COUNTS[num_players]).all()
+        assert (engine.round[info["done"]] == 0).all()
+        assert engine.hand_sizes.min() >= 2 and engine.masks().any(axis=2).all()
+
+
+def test_illegal_action_raises_and_changes_nothing() -> None:
+    engine = PicoVector(4, seed=0)
+    before = engine.observations()
+    actions = np.argmax(engine.masks(), axis=2)
+    bad = int(np.flatnonzero(~engine.masks()[2, 1])[0])
+    actions[2, 1] = bad
+    with pytest.raises(IllegalActionError, match=f"game 2: action {bad} is illegal for player 1"):
+        engine.step(actions)
+    with pytest.raises(IllegalActionError, match="shape"):
+        engine.step(actions[:, :1])
+    np.testing.assert_array_equal(engine.observations(), before)
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_batched_heuristic_makes_the_heuristics_choices(num_players: int) -> None:
+    from training.agents.pico import PicoHeuristic
+
+    engine = PicoVector(40, num_players=num_players, seed=5)
+    heuristic = PicoHeuristic(engine.game)
+    rng = np.random.default_rng(11)
+    checked = ties = 0
+    for step in range(30):
+        observations = engine.observations().reshape(-1, engine.observation_size)
+        masks = engine.masks().reshape(-1, 11)
+        values = heuristic_values(observations, masks, num_players, engine.points)
+        noise = np.zeros(masks.shape)
+        single = []
+        for i in range(len(masks)):
+            np.testing.assert_array_equal(
+                values[i], heuristic.card_values(observations[i], masks[i].astype(np.int8))
+            )
+            seed = step * 1000 + i
+            # The per-game heuristic draws one number per legal card, in card order.
+            noise[i, masks[i]] = np.random.default_rng(seed).random(int(masks[i].sum()))
+            single.append(
+                heuristic.act(
+                    observations[i], masks[i].astype(np.int8), np.random.default_rng(seed)
+                )
+            )
+            best = values[i][masks[i]]
+            ties += int((best == best.max()).sum() > 1)
+        batched = heuristic_actions(observations, masks, num_players, engine.points, noise)
+        np.testing.assert_array_equal(batched, single)
+        checked += len(masks)
+        engine.step(np.argmax(rng.random(engine.masks().shape) * engine.masks(), axis=2))
+    assert checked >= 2000 and ties > 0  # exact ties occur, and are broken alike
+
+
+# --- make_vec -------------------------------------------------------------------------
+def test_make_vec_refuses_games_without_an_engine() -> None:
+    with pytest.raises(ValueError, match="hiddenhand/Pico-v0"):
+        envs.make_vec("hiddenhand/Pickup-v0", num_envs=2)
+    with pytest.raises(ValueError, match="seat"):
+        envs.make_vec(PICO, num_envs=2, seat=2)
+    with pytest.raises(ValueError, match="num_players"):
+        envs.make_vec(PICO, num_envs=2, num_players=4)
+
+
+def untrained_policy(num_players: int):
+    from sb3_contrib import MaskablePPO
+
+    from training.agents.policy import PolicyAgent
+
+    vec_env = envs.make_vec(PICO, num_envs=2, num_players=num_players, seed=0)
+    return PolicyAgent(MaskablePPO("MlpPolicy", vec_env, seed=3, device="cpu"))
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+@pytest.mark.parametrize("reward_mode", ["win", "score"])
+def test_make_vec_matches_the_gymnasium_view(num_players: int, reward_mode: str) -> None:
+    """The same deals, seats and (deterministic) opponent: the learner sees and earns the
+    same in the VecEnv as in the Gymnasium view, game by game."""
+    policy = untrained_policy(num_players)
+    count = 6
+    views = [
+        gymnasium.make(PICO, opponent=policy, reward_mode=reward_mode, num_players=num_players)
+        for _ in range(count)
+    ]
+    vec_env = envs.make_vec(
+        PICO, num_envs=count, opponent=policy, reward_mode=reward_mode, num_players=num_players
+    )
+    rng = np.random.default_rng(0)
+    started = [view.reset(seed=10 + i) for i, view in enumerate(views)]
+    vec_env.reset()
+
+    def align(b: int) -> None:  # the VecEnv's game b dealt as view b's, same seat
+        state = views[b].unwrapped.table.state
+        vec_env.engine.reset_from(state.sets[None], state.aside[None], [b])
+        vec_env.seats[b] = views[b].unwrapped.learner
+
+    for b in range(count):
+        align(b)
+    observations = vec_env.engine.observations_of(vec_env.seats)
+    for b in range(count):
+        np.testing.assert_array_equal(observations[b], started[b][0])
+    games = 0
+    while games < 30:
+        masks = vec_env.action_masks()
+        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
+        observations, rewards, dones, infos = vec_env.step(actions)
+        for b, view in enumerate(views):
+            np.testing.assert_array_equal(masks[b], view.unwrapped.action_masks())
+            observation, reward, terminated, _, _ = view.step(int(actions[b]))
+            assert rewards[b] == np.float32(reward) and dones[b] == terminated
+            if terminated:
+                np.testing.assert_array_equal(infos[b]["terminal_observation"], observation)
+                np.testing.assert_array_equal(
+                    infos[b]["scores"], view.unwrapped.table.state.scores()
+                )
+                view.reset(seed=1000 + games)
+                align(b)
+                games += 1
+        observations = vec_env.engine.observations_of(vec_env.seats)
+        for b, view in enumerate(views):
+            np.testing.assert_array_equal(observations[b], view.unwrapped._observe())
+
+
+def test_make_vec_illegal_action_ends_the_game_like_the_gymnasium_view() -> None:
+    vec_env = envs.make_vec(PICO, num_envs=3, seed=1)
+    before = vec_env.reset()
+    actions = np.argmax(vec_env.action_masks(), axis=1)
+    actions[1] = int(np.flatnonzero(~vec_env.action_masks()[1])[0])
+    _, rewards, dones, infos = vec_env.step(actions)
+    assert rewards[1] == -1.0 and dones[1]
+    assert "illegal" in infos[1]["illegal_action"]
+    np.testing.assert_array_equal(infos[1]["terminal_observation"], before[1])
+    assert vec_env.engine.round[1] == 0 and vec_env.engine.scores()[1].sum() == 0
+
+
+def test_make_vec_opponents_and_seeding() -> None:
+    vec_env = envs.make_vec(PICO, num_envs=64, opponent="heuristic", seed=4, num_players=3)
+    first = vec_env.reset()
+    seats = vec_env.seats.copy()
+    vec_env.seed(4)
+    np.testing.assert_array_equal(vec_env.reset(), first)
+    np.testing.assert_array_equal(vec_env.seats, seats)
+    assert set(seats.tolist()) == {0, 1, 2}
+    fixed = envs.make_vec(PICO, num_envs=8, opponent=["random", "heuristic"], seat=1, num_players=3)
+    fixed.reset()
+    for _ in range(20):
+        _, _, dones, _ = fixed.step(np.argmax(fixed.action_masks(), axis=1))
+        assert (fixed.seats == 1).all()
+    masks = fixed.env_method("action_masks")
+    assert len(masks) == 8 and masks[0].shape == (11,)
+
+
+def test_heuristic_opponent_beats_random_in_make_vec() -> None:
+    """The learner plays random moves against the batched heuristic and loses mostly."""
+    vec_env = envs.make_vec(PICO, num_envs=256, opponent="heuristic", seed=0)
+    vec_env.reset()
+    rng = np.random.default_rng(0)
+    results = []
+    while len(results) < 1000:
+        masks = vec_env.action_masks()
+        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
+        _, rewards, dones, _ = vec_env.step(actions)
+        results += rewards[dones].tolist()
+    assert np.mean(np.array(results) < 0) > 0.6
+
+
+def test_maskable_ppo_learns_on_make_vec() -> None:
+    from sb3_contrib import MaskablePPO
+
+    vec_env = envs.make_vec(PICO, num_envs=16, opponent="heuristic", seed=0)
+    model = MaskablePPO("MlpPolicy", vec_env, n_steps=32, batch_size=128, seed=0, device="cpu")
+    model.learn(512)
+    assert model.num_timesteps >= 512
