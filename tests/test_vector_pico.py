@@ -297,3 +297,18 @@ def test_maskable_ppo_learns_on_make_vec() -> None:
     model = MaskablePPO("MlpPolicy", vec_env, n_steps=32, batch_size=128, seed=0, device="cpu")
     model.learn(512)
     assert model.num_timesteps >= 512
+
+
+def test_the_trainer_runs_on_the_batched_engine(tmp_path):
+    from training import train
+
+    common = ["--env", "hiddenhand/Pico-v0", "--total-timesteps", "512", "--n-envs", "32"]
+    common += ["--n-steps", "16", "--batch-size", "256", "--eval-every", "0", "--run-dir"]
+    common += [str(tmp_path), "--final-eval-games", "4", "--no-progress-bar", "--vec", "batched"]
+    run = train.train(train.parse_args([*common, "--opponents", "heuristic:1"]))
+    assert (run / "model.zip").is_file()
+    for mix, message in (("self:1", "one opponent"), ("random:1,heuristic:1", "one opponent")):
+        with pytest.raises(ValueError, match=message):
+            train.check(train.parse_args([*common, "--opponents", mix, "--run-name", "x"]))
+    with pytest.raises(ValueError, match="batched engine|Pico"):
+        train.check(train.parse_args(["--env", "hiddenhand/pickup-v0", "--vec", "batched"]))

@@ -102,6 +102,12 @@ class Args:
         "same --net-arch) to train it further",
     )
     n_envs: int = arg(4, "environments stepped in parallel")
+    vec: str = arg(
+        "gym",
+        "how the environments are stepped: gym (the Gymnasium view, any opponent mix) or "
+        "batched (envs.make_vec: --n-envs games in lockstep in a batched engine, for games "
+        "that have one, against one opponent that is not self or latest)",
+    )
     subproc: bool = arg(False, "run the environments in subprocesses (SubprocVecEnv)")
     seed: int = arg(0, "seed of everything: envs, opponents, network initialisation")
     learning_rate: float = arg(3e-4, "Adam learning rate")
@@ -437,6 +443,18 @@ def check(args: Args) -> None:
     for name in parse_mix(args.opponents):
         if name not in SNAPSHOT_OPPONENTS:
             spec.make_agent(name, game)
+    if args.vec not in ("gym", "batched"):
+        raise ValueError(f"--vec {args.vec!r} is not allowed; allowed: gym, batched")
+    if args.vec == "batched":
+        from envs.core.vector import engine_class
+
+        engine_class(spec)  # a game without a batched engine: its own error, naming those with
+        mix = parse_mix(args.opponents)
+        if len(mix) != 1 or set(mix) & set(SNAPSHOT_OPPONENTS) or args.subproc:
+            raise ValueError(
+                "--vec batched plays one opponent in every other seat (not self or latest, "
+                f"no --subproc); got --opponents {args.opponents!r}"
+            )
     if args.imitate_steps:
         spec.agent_factory(args.teacher)
     if args.imitate_temperature < 0:
@@ -536,9 +554,17 @@ def train(args: Args) -> Path:
 
     vec_class = SubprocVecEnv if args.subproc else DummyVecEnv
     # VecMonitor: TensorBoard's rollout/ep_rew_mean and ep_len_mean.
-    vec_env = VecMonitor(
-        vec_class([make_env(args, rank, snapshots) for rank in range(args.n_envs)])
-    )
+    if args.vec == "batched":
+        (opponent,) = parse_mix(args.opponents)
+        batched = envs.make_vec(
+            spec.gym_id, args.n_envs, opponent, reward_mode=args.reward_mode, seed=args.seed,
+            **options,
+        )  # fmt: skip
+        vec_env = VecMonitor(batched)
+    else:
+        vec_env = VecMonitor(
+            vec_class([make_env(args, rank, snapshots) for rank in range(args.n_envs)])
+        )
     model = MaskablePPO(
         "MlpPolicy",
         vec_env,
