@@ -24,8 +24,9 @@ class GameSpec:
     gym_name: str
     version: int = 0
     #: Agents by name -> ``"module:factory"``; ``factory(game) -> agent``. Loaded lazily so
-    #: that ``envs`` never imports ``training`` at import time. "random" and "ppo" (the
-    #: shipped trained baseline) are always present.
+    #: that ``envs`` never imports ``training`` at import time. "random", "ppo" (the shipped
+    #: trained baseline), "pimc" and "ismcts" (search) are always present; ``make_agent``
+    #: also takes a saved model's path.
     agents: dict[str, str] = field(default_factory=dict)
     #: ``"module:Class"`` of the game's feature extractor for ``--features game`` in
     #: training (empty: none); loaded lazily, as agents are.

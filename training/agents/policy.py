@@ -43,38 +43,24 @@ def save_policy(model, path: str | Path, metadata: dict) -> Path:
     return path
 
 
-class PolicyAgent:
-    """A MaskablePPO model behind the agent protocol (greedy by default; ``deterministic=False``
-    samples from the masked policy with the ``rng`` it is given).
+class LogitsAgent:
+    """A policy network behind the agent protocol, written once for every kind of network:
+    subclasses give ``logits_batch`` (unmasked action logits, one row per observation).
 
-    It runs the actor network directly rather than through SB3's ``predict``, which
-    checks and converts its input on every call: the same choices, about 4× faster for
-    plain MLPs and 1.8× with a game's feature extractor (``scripts/bench_policy.py``).
-
-    ``action_probabilities`` states the policy it plays: the network's softmax over the
-    legal actions when ``deterministic=False``; when greedy (the default), the one-hot of
-    the action ``act`` takes (the first best logit). ``action_probabilities_batch`` does
-    the same for a batch of observations in one forward pass.
+    Greedy by default (``act`` takes the first best legal logit, and ``action_probabilities``
+    is the one-hot of it); ``deterministic=False`` samples from the softmax over the legal
+    actions with the ``rng`` it is given, and ``action_probabilities`` is that softmax.
+    ``action_probabilities_batch`` does the same for a batch in one forward pass.
     """
 
-    def __init__(self, model, deterministic: bool = True) -> None:
-        self.model = model
+    def __init__(self, deterministic: bool = True) -> None:
         self.deterministic = deterministic
 
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
-        """The actor's unmasked action logits for a batch of observations (one row each)."""
-        import torch
-
-        policy = self.model.policy
-        with torch.no_grad():
-            features = policy.extract_features(
-                torch.tensor(np.asarray(observations), dtype=torch.float32),
-                policy.pi_features_extractor,
-            )
-            return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+        raise NotImplementedError
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
-        """The actor's unmasked action logits for one observation."""
+        """The unmasked action logits for one observation."""
         return self.logits_batch(np.asarray(observation)[None])[0]
 
     def _masked(self, logits: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -106,6 +92,31 @@ class PolicyAgent:
         """``action_probabilities`` of every row of ``observations`` (B, obs) with
         ``action_masks`` (B, actions): (B, actions), one forward pass."""
         return self._distribution(self._masked(self.logits_batch(observations), action_masks))
+
+
+class PolicyAgent(LogitsAgent):
+    """A MaskablePPO (or PPO) model as an agent (see ``LogitsAgent`` for how it chooses).
+
+    It runs the actor network directly rather than through SB3's ``predict``, which
+    checks and converts its input on every call: the same choices, about 4× faster for
+    plain MLPs and 1.8× with a game's feature extractor (``scripts/bench_policy.py``).
+    """
+
+    def __init__(self, model, deterministic: bool = True) -> None:
+        super().__init__(deterministic)
+        self.model = model
+
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        """The actor's unmasked action logits for a batch of observations (one row each)."""
+        import torch
+
+        policy = self.model.policy
+        with torch.no_grad():
+            features = policy.extract_features(
+                torch.tensor(np.asarray(observations), dtype=torch.float32),
+                policy.pi_features_extractor,
+            )
+            return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
 
 
 def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from envs.core.game import Game
-from training.agents.policy import check_metadata
+from training.agents.policy import LogitsAgent, check_metadata
 
 #: The file names of an export inside a run folder.
 WEIGHTS_NAME = "agent.pt"
@@ -73,19 +73,13 @@ def save_rllib_agent(network, path: str | Path, metadata: dict[str, Any]) -> Pat
     return path
 
 
-class RLlibPolicyAgent:
-    """An exported RLlib policy behind the agent protocol.
-
-    Greedy by default: ``act`` takes the best legal logit (the first of equals) and
-    ``action_probabilities`` is the one-hot of that action. With ``deterministic=False``
-    it samples from the masked softmax (the policy RLlib trained with exploration) with
-    the ``rng`` it is given, and ``action_probabilities`` is that softmax, zero outside
-    the mask.
-    """
+class RLlibPolicyAgent(LogitsAgent):
+    """An exported RLlib policy behind the agent protocol (see ``LogitsAgent`` for how it
+    chooses: greedy by default, or sampling the masked softmax RLlib trained with)."""
 
     def __init__(self, network, deterministic: bool = True) -> None:
+        super().__init__(deterministic)
         self.network = network.eval()
-        self.deterministic = deterministic
 
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
         """The unmasked logits for a batch of flat observations (one row each)."""
@@ -94,33 +88,6 @@ class RLlibPolicyAgent:
         with torch.no_grad():
             batch = torch.as_tensor(np.array(observations, dtype=np.float32))
             return self.network(batch).numpy()
-
-    def logits(self, observation: np.ndarray) -> np.ndarray:
-        return self.logits_batch(np.asarray(observation)[None])[0]
-
-    def _distribution(self, logits: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        masked = np.where(np.asarray(action_masks).astype(bool), logits, -np.inf).astype(np.float64)
-        if self.deterministic:
-            return np.eye(masked.shape[-1])[np.argmax(masked, axis=-1)]
-        weights = np.exp(masked - masked.max(axis=-1, keepdims=True))
-        return weights / weights.sum(axis=-1, keepdims=True)
-
-    def act(
-        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
-    ) -> int:
-        probabilities = self._distribution(self.logits(observation), action_mask)
-        if self.deterministic:
-            return int(np.argmax(probabilities))
-        return int(rng.choice(len(probabilities), p=probabilities))
-
-    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        return self._distribution(self.logits(observation), action_mask)
-
-    def action_probabilities_batch(
-        self, observations: np.ndarray, action_masks: np.ndarray
-    ) -> np.ndarray:
-        """``action_probabilities`` of every row, in one forward pass."""
-        return self._distribution(self.logits_batch(observations), action_masks)
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
