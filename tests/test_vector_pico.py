@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envs
+from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
 from envs.core.table import Table
 from envs.pico.rules import DECK_COUNTS, PicoGame
@@ -179,7 +180,10 @@ def test_batched_heuristic_makes_the_heuristics_choices(num_players: int) -> Non
 
 
 # --- make_vec -------------------------------------------------------------------------
-def test_make_vec_refuses_games_without_an_engine() -> None:
+def test_make_vec_refuses_games_without_an_engine(monkeypatch) -> None:
+    from envs.core import vector
+
+    monkeypatch.delitem(vector.BATCHED_ENGINES, "pickup")
     with pytest.raises(ValueError, match="hiddenhand/Pico-v0"):
         envs.make_vec("hiddenhand/Pickup-v0", num_envs=2)
     with pytest.raises(ValueError, match="seat"):
@@ -310,5 +314,48 @@ def test_the_trainer_runs_on_the_batched_engine(tmp_path):
     for mix, message in (("self:1", "one opponent"), ("random:1,heuristic:1", "one opponent")):
         with pytest.raises(ValueError, match=message):
             train.check(train.parse_args([*common, "--opponents", mix, "--run-name", "x"]))
-    with pytest.raises(ValueError, match="batched engine|Pico"):
-        train.check(train.parse_args(["--env", "hiddenhand/pickup-v0", "--vec", "batched"]))
+    from envs.core import vector
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delitem(vector.BATCHED_ENGINES, "pickup")
+        with pytest.raises(ValueError, match="batched engine|Pico"):
+            train.check(train.parse_args(["--env", "hiddenhand/pickup-v0", "--vec", "batched"]))
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_load_puts_any_position_into_a_row(num_players: int) -> None:
+    """Reference games played part way, loaded into rows, then played on in lockstep."""
+    game = PicoGame.from_options(num_players=num_players)
+    rng = np.random.default_rng(num_players)
+    tables = []
+    for seed in range(12):
+        table = new_table(game, "score", seed)
+        for _ in range(int(rng.integers(0, 12))):
+            for p in table.waiting_for():
+                if not table.terminal:
+                    table.commit(p, int(rng.choice(np.flatnonzero(table.legal_mask(p)))))
+        if not table.terminal:
+            tables.append(table)
+    engine = PicoVector(len(tables) + 2, num_players=num_players, reward_mode="score", seed=0)
+    rows = np.arange(len(tables))[::-1] + 2  # any rows, in any order
+    engine.load([t.state for t in tables], rows)
+    while tables:
+        observations, masks = engine.observations(), engine.masks()
+        actions = random_actions(masks, rng)  # rows 0 and 1 play their own games
+        for table, row in zip(tables, rows, strict=True):
+            for p in range(num_players):
+                np.testing.assert_array_equal(observations[row, p], table.observation(p))
+                np.testing.assert_array_equal(masks[row, p], table.legal_mask(p).astype(bool))
+                actions[row, p] = rng.choice(np.flatnonzero(masks[row, p]))
+        rewards, terminated, _ = engine.step(actions)
+        keep = []
+        for table, row in zip(tables, rows, strict=True):
+            for p in range(num_players):
+                expected = table.commit(p, int(actions[row, p]))
+            np.testing.assert_allclose(rewards[row], expected)
+            assert terminated[row] == table.terminal
+            keep.append(not table.terminal)
+        tables = [t for t, k in zip(tables, keep, strict=True) if k]
+        rows = rows[np.array(keep, dtype=bool)] if len(rows) else rows
+    with pytest.raises(ValueError, match="one state per distinct row"):
+        engine.load([new_table(game, "win", 0).state], [0, 1])

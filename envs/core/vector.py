@@ -11,7 +11,7 @@ model = MaskablePPO("MlpPolicy", vec_env, n_steps=64).learn(100_000)
 
 ``make_vec`` is the batched counterpart of the Gymnasium single-agent view
 (``envs.core.single_agent``) for the games that have a batched engine (a
-``vector.py`` beside their rules; today Pico). It plays the same game, seen the same
+``vector.py`` beside their rules, listed in ``BATCHED_ENGINES``). It plays the same game, seen the same
 way: the observation is the learner's flat vector (the same layout and values as
 the Gymnasium view's), ``action_masks()`` gives the learner's legal actions (and
 ``env_method("action_masks")``, which sb3-contrib's MaskablePPO calls, one row per
@@ -30,8 +30,9 @@ Opponents, one for every other seat or a sequence with one per other seat (going
 left from the learner), each run once per step for all games at once:
 
 - ``"random"``: uniform over the legal actions;
-- ``"heuristic"``: the game's batched heuristic (Pico: ``envs.pico.vector.heuristic_actions``,
-  which makes the same choices as ``training.agents.pico.PicoHeuristic``);
+- ``"heuristic"``: the game's batched heuristic where its engine has one
+  (``heuristic_actions``, making the same choices as the game's heuristic agent),
+  else the heuristic agent game by game;
 - a saved model's path, another agent name the game knows, or an agent object: a
   ``PolicyAgent`` (anything with ``logits_batch``) in one forward pass for all games
   (greedy when ``deterministic``, else sampled); an object with
@@ -41,14 +42,10 @@ left from the learner), each run once per step for all games at once:
 The batched multi-agent interface is the engine itself (``envs.pico.vector.PicoVector``):
 all seats' observations, masks and actions as arrays, one joint action per game a step.
 
-A batched engine, for this module, has: ``game`` (the rules' ``Game``), ``num_envs``, ``num_players``,
-``num_actions``, ``observation_layout``, ``rng``, ``reset(seed)``, ``redeal(games)``,
-``observations_of(seats)``, ``masks()``, ``step(joint_actions) -> (rewards,
-terminated, info)`` with ``info["done"]``, ``info["terminal_observations"]`` and
-``info["terminal_scores"]``, and optionally ``heuristic_actions(observations,
-masks, rng)``. Every seat chooses at every step (Pico's reveals); games whose turns
-leave seats out need the engine to say who chooses, which this module does not read
-yet.
+The engines are ``envs.core.batched.BatchedEngine``s. Where a game's turns leave
+the learner out (``choosers()``), the opponents play those turns inside the same
+``step``; what is revealed before the learner's first choice in a game reaches it
+with its first step, as in the Gymnasium view.
 """
 
 from __future__ import annotations
@@ -60,12 +57,19 @@ from typing import Any
 
 import numpy as np
 
+from envs.core.batched import random_actions
 from envs.core.game import Game
 from envs.core.single_agent import OpponentSpec, resolve_agent
 from envs.core.spec import GameSpec, all_ids, get_spec
 
 #: The games with a batched engine: spec name -> ``"module:Class"`` (loaded when used).
-BATCHED_ENGINES: dict[str, str] = {"pico": "envs.pico.vector:PicoVector"}
+BATCHED_ENGINES: dict[str, str] = {
+    "pico": "envs.pico.vector:PicoVector",
+    "pickup": "envs.pickup.vector:PickupVector",
+    "forslag": "envs.forslag.vector:ForslagVector",
+    "pick_and_pack": "envs.pick_and_pack.vector:PickAndPackVector",
+    "easter_collection": "envs.easter_collection.vector:EasterCollectionVector",
+}
 
 
 def engine_class(spec: GameSpec) -> type:
@@ -88,9 +92,7 @@ class _RandomOpponent:
     def choose(
         self, observations: np.ndarray | None, masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        keys = rng.random(masks.shape)
-        keys[~masks] = -1.0
-        return np.argmax(keys, axis=1)
+        return random_actions(masks, rng)
 
 
 class _HeuristicOpponent:
@@ -159,9 +161,7 @@ def batched_opponent(spec: GameSpec, game: Game, engine: Any, opponent: Any) -> 
     a saved model's path, an agent or a function (see the module docstring)."""
     if opponent == "random":
         return _RandomOpponent()
-    if opponent == "heuristic":
-        if not hasattr(engine, "heuristic_actions"):
-            raise ValueError(f"{spec.gym_id}'s batched engine has no heuristic")
+    if opponent == "heuristic" and hasattr(engine, "heuristic_actions"):
         return _HeuristicOpponent(engine)
     agent = resolve_agent(spec, game, opponent)
     if hasattr(agent, "logits_batch"):
@@ -209,6 +209,8 @@ def vec_env_class() -> type:
             )
             self._rows = np.arange(self.num_envs)
             self._actions: np.ndarray | None = None
+            self._fresh = np.ones(self.num_envs, dtype=bool)
+            self._carried = np.zeros(self.num_envs)
             self._seed_everything(seed)
             if seed is not None:  # the first reset() deals the seed's games again
                 self.seed(seed)
@@ -218,11 +220,18 @@ def vec_env_class() -> type:
             entropy = None if seed is None else [1, seed]
             self.rng = np.random.default_rng(entropy)
             self.seats = self._draw_seats(self.num_envs)
+            self._new_games(self._rows)
 
         def _draw_seats(self, count: int) -> np.ndarray:
             if self.fixed_seat is not None:
                 return np.full(count, self.fixed_seat, dtype=np.int64)
             return self.rng.integers(self.engine.num_players, size=count)
+
+        def _new_games(self, games: np.ndarray) -> None:
+            """Games just dealt (``games``): the learner has not chosen in them yet, and
+            what is revealed before it does reaches it with its first step."""
+            self._fresh[games] = True
+            self._carried[games] = 0.0
 
         # --- VecEnv API ------------------------------------------------------------
         def reset(self) -> np.ndarray:
@@ -233,8 +242,14 @@ def vec_env_class() -> type:
             else:
                 self.engine.redeal(self._rows)
                 self.seats = self._draw_seats(self.num_envs)
+                self._new_games(self._rows)
             self._reset_seeds()
             self._reset_options()
+            self._until_the_learner_chooses(
+                np.zeros(self.num_envs, dtype=np.float32),
+                np.zeros(self.num_envs, dtype=bool),
+                [{} for _ in range(self.num_envs)],
+            )
             return self.engine.observations_of(self.seats)
 
         def step_async(self, actions: np.ndarray) -> None:
@@ -249,26 +264,21 @@ def vec_env_class() -> type:
                     f"actions must be {self.num_envs} integers, got {actions.dtype} {actions.shape}"
                 )
             engine, rows, seats = self.engine, self._rows, self.seats
-            n = engine.num_players
-            masks = engine.masks()
-            mine = masks[rows, seats]
+            mine = engine.masks()[rows, seats]  # the learner chooses in every game now
             in_range = (actions >= 0) & (actions < engine.num_actions)
             legal = in_range & mine[rows, np.where(in_range, actions, 0)]
-            joint = np.empty((self.num_envs, n), dtype=np.int64)
+            joint = np.zeros((self.num_envs, engine.num_players), dtype=np.int64)
             joint[rows, seats] = np.where(legal, actions, np.argmax(mine, axis=1))
-            self._play_opponents(joint, masks)
+            self._play_opponents(joint, rows)
             illegal = np.flatnonzero(~legal)
             before = engine.observations_of(seats)[illegal] if len(illegal) else None
             rewards, terminated, info = engine.step(joint)
-            reward = rewards[rows, seats].astype(np.float32)
+            reward = (rewards[rows, seats] + self._carried).astype(np.float32)
+            self._carried[:] = 0.0
+            self._fresh[:] = False
             dones = terminated.copy()
             infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-            for i, game in enumerate(info["done"].tolist()):
-                infos[game] = {
-                    "terminal_observation": info["terminal_observations"][i, seats[game]],
-                    "seat": int(seats[game]),
-                    "scores": info["terminal_scores"][i],
-                }
+            self._report_ends(info, dones, infos)
             if len(illegal):  # the learner's game ends there, as in the Gymnasium view
                 engine.redeal(illegal)
                 reward[illegal] = self.illegal_reward
@@ -281,33 +291,78 @@ def vec_env_class() -> type:
                             int(actions[game]), int(seats[game]), mine[game]
                         ),
                     }
-            finished = np.flatnonzero(dones)
-            if len(finished):
-                self.seats = seats = seats.copy()
-                seats[finished] = self._draw_seats(len(finished))
-            return engine.observations_of(seats), reward, dones, infos
+                self._restart(illegal)
+            self._until_the_learner_chooses(reward, dones, infos)
+            return engine.observations_of(self.seats), reward, dones, infos
+
+        def _report_ends(
+            self, info: dict[str, np.ndarray], dones: np.ndarray, infos: list[dict[str, Any]]
+        ) -> None:
+            """The games that ended (``info`` of ``engine.step``): the learner's episode
+            ends where it has chosen; every one is dealt again with a new seat."""
+            for i, game in enumerate(info["done"].tolist()):
+                if self._fresh[game]:  # it ended before the learner's first choice
+                    continue
+                dones[game] = True
+                infos[game] = {
+                    "terminal_observation": info["terminal_observations"][i, self.seats[game]],
+                    "seat": int(self.seats[game]),
+                    "scores": info["terminal_scores"][i],
+                }
+            self._restart(info["done"])
+
+        def _restart(self, games: np.ndarray) -> None:
+            if len(games):
+                self.seats = self.seats.copy()
+                self.seats[games] = self._draw_seats(len(games))
+                self._new_games(games)
+
+        def _until_the_learner_chooses(
+            self, reward: np.ndarray, dones: np.ndarray, infos: list[dict[str, Any]]
+        ) -> None:
+            """Let the opponents play alone the games where the learner does not choose
+            now, until it does in every game (games whose turns leave seats out)."""
+            engine = self.engine
+            while True:
+                waiting = np.flatnonzero(~engine.choosers()[self._rows, self.seats])
+                if not len(waiting):
+                    return
+                joint = np.zeros((len(waiting), engine.num_players), dtype=np.int64)
+                self._play_opponents(joint, waiting)
+                rewards, _, info = engine.step(joint, waiting)
+                learner = rewards[np.arange(len(waiting)), self.seats[waiting]]
+                fresh = self._fresh[waiting]
+                self._carried[waiting[fresh]] += learner[fresh]
+                reward[waiting[~fresh]] += learner[~fresh]
+                self._report_ends(info, dones, infos)
 
         def _illegal_message(self, action: int, seat: int, mask: np.ndarray) -> str:
             legal = ", ".join(map(str, np.flatnonzero(mask).tolist()))
             return f"action {action} is illegal for player {seat}; legal actions: {legal}"
 
-        def _play_opponents(self, joint: np.ndarray, masks: np.ndarray) -> None:
-            """Fill the other seats of ``joint``: each distinct opponent once, for all the
-            seats and games it plays (one forward pass for a policy)."""
-            engine, rows, seats = self.engine, self._rows, self.seats
-            n = engine.num_players
+        def _play_opponents(self, joint: np.ndarray, games: np.ndarray) -> None:
+            """Fill the opponents' choices in ``joint`` (the rows ``games``), for the seats
+            that choose now: each distinct opponent once, for all the seats and games it
+            plays (one forward pass for a policy)."""
+            engine, n = self.engine, self.engine.num_players
+            seats = self.seats[games]
+            masks = engine.masks()[games]
+            choosing = engine.choosers()[games]
             groups: dict[int, list[int]] = {}
             for offset, opponent in enumerate(self.opponents, start=1):
                 groups.setdefault(id(opponent), []).append(offset)
+            rows = np.arange(len(games))
             for offsets in groups.values():
                 opponent = self.opponents[offsets[0] - 1]
-                their = [(seats + offset) % n for offset in offsets]
-                stacked = np.concatenate(their)
+                stacked = np.concatenate([(seats + offset) % n for offset in offsets])
                 every = np.concatenate([rows] * len(offsets))
+                keep = choosing[every, stacked]
+                if not keep.all():
+                    every, stacked = every[keep], stacked[keep]
+                if not len(every):
+                    continue
                 observations = (
-                    np.concatenate([engine.observations_of(s) for s in their])
-                    if opponent.uses_observation
-                    else None
+                    engine.observe(games[every], stacked) if opponent.uses_observation else None
                 )
                 chosen = opponent.choose(observations, masks[every, stacked], self.rng)
                 joint[every, stacked] = chosen

@@ -1,0 +1,247 @@
+"""The batched engine: what every game's ``vector.py`` shares, written once.
+
+A batched engine plays ``B`` games of one configuration in lockstep, their state as
+numpy arrays with a game axis (``B`` from 1 to tens of thousands). It is the batched
+multi-agent interface: every seat's observation, mask and action are arrays with a
+game axis and a seat axis, and one ``step`` reveals one joint choice in every game
+(or in the games named):
+
+```python
+engine = PicoVector(num_envs=1024, num_players=2, reward_mode="win", seed=0)
+observations = engine.observations()   # (B, N, obs_size) float32, each seat's own view
+masks = engine.masks()                 # (B, N, num_actions) bool; all False off turn
+choosers = engine.choosers()           # (B, N) bool: who commits in this choice
+rewards, terminated, info = engine.step(actions)   # actions: (B, N) integers
+```
+
+The same game as the rules, seen the same way: ``observations()[b, p]`` is exactly
+what ``Game.observation`` gives seat ``p`` (same layout, float32), ``masks()[b, p]``
+what ``Table.legal_mask`` gives it, ``choosers()[b]`` the state's ``to_act()`` and
+``scores()[b]`` its ``scores()``. Each game's engine is checked against its rules by
+differential tests (``tests/test_vector_<game>.py``).
+
+- **Choosers.** Only the seats in ``choosers()`` commit; ``step`` reads only their
+  actions (the others' entries are ignored, any integer). Pico's reveals take every
+  seat; turn-based phases take one.
+- **Dealing.** ``reset(seed)`` makes the engine's ``numpy.random.Generator`` and deals
+  every game; every later deal (``redeal``, the automatic reset) draws from the same
+  generator. A batch is reproducible from its seed and its actions, but a game's
+  deal is not the one the rules' ``new_initial_state`` draws from the same seed: to
+  replay given positions, ``load(states, games)`` puts reference states (any
+  non-terminal position, e.g. a search's determinisations) into rows.
+- **Automatic reset.** A game that ends is dealt again before ``step`` returns
+  (as in SB3's ``VecEnv``). ``info["done"]`` holds the indices of the games that
+  ended (ascending), ``info["terminal_observations"]`` every seat's final view
+  (``(len(done), N, obs_size)``) and ``info["terminal_scores"]`` their scores.
+- **Rewards** follow ``envs.core.rewards``: ``"win"`` gives every seat its zero-sum
+  share at the end (tied winners share), ``"score"`` the change in (own score - mean
+  of the others') at every reveal.
+- **Bad input** (a wrong shape or dtype, an illegal action of a chooser) raises
+  ``IllegalActionError`` (a ValueError) naming the game, the seat, the action and the
+  legal actions, and changes nothing.
+
+A game's engine subclasses ``BatchedEngine``, sets ``game_class`` and writes the rules:
+``_allocate`` (its arrays), ``_deal`` and ``_load`` (start rows), ``observe``,
+``masks``, ``choosers``, ``scores`` and ``_apply`` (one reveal in some rows).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from envs.core.game import Game, IllegalActionError, State
+from envs.core.rewards import REWARD_MODES
+
+
+def batched_margins(scores: np.ndarray) -> np.ndarray:
+    """``score_margins`` of every row of ``(k, N)`` scores."""
+    n = scores.shape[1]
+    return scores - (scores.sum(axis=1, keepdims=True) - scores) / (n - 1)
+
+
+def batched_win_rewards(scores: np.ndarray) -> np.ndarray:
+    """``win_rewards`` of every row of ``(k, N)`` final scores."""
+    n = scores.shape[1]
+    winners = scores == scores.max(axis=1, keepdims=True)
+    shares = winners / winners.sum(axis=1, keepdims=True)
+    return (shares - shares.mean(axis=1, keepdims=True)) * n / (n - 1)
+
+
+def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniform legal action for every row of ``masks`` (``(..., num_actions)`` bool);
+    0 where a row has none."""
+    keys = rng.random(masks.shape)
+    keys[~masks] = -1.0
+    return np.argmax(keys, axis=-1)
+
+
+class BatchedEngine(abc.ABC):
+    """``num_envs`` games of ``game_class`` in lockstep (see the module docstring).
+
+    Args:
+        num_envs: the number of games ``B``.
+        reward_mode: ``"win"`` or ``"score"``.
+        seed: the seed of the first ``reset`` (``reset`` is called here).
+        **options: the game's options (``num_players`` ...), checked by the game.
+    """
+
+    game_class: type[Game]
+
+    def __init__(
+        self, num_envs: int, reward_mode: str = "win", seed: int | None = None, **options: Any
+    ) -> None:
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(
+                f"reward_mode={reward_mode!r} is not allowed; allowed values: "
+                + ", ".join(map(repr, REWARD_MODES))
+            )
+        self.game = game = self.game_class.from_options(**options)
+        self.num_envs = int(num_envs)
+        self.num_players = game.num_players
+        self.num_actions = game.num_actions
+        self.observation_layout = game.observation_layout
+        self.observation_size = game.observation_layout.size
+        self.reward_mode = reward_mode
+        self._all = np.arange(self.num_envs)
+        self._margins = np.zeros((self.num_envs, self.num_players))
+        self._allocate()
+        self.reset(seed)
+
+    # --- what a game's engine writes -------------------------------------------------
+    @abc.abstractmethod
+    def _allocate(self) -> None:
+        """Create the state arrays for ``num_envs`` games (values are set by ``_deal``)."""
+
+    @abc.abstractmethod
+    def _deal(self, games: np.ndarray) -> None:
+        """Start new games in rows ``games`` (ascending indices), drawing from ``self.rng``."""
+
+    @abc.abstractmethod
+    def _load(self, games: np.ndarray, states: Sequence[State]) -> None:
+        """Put ``states[i]`` (reference states of this configuration) into row ``games[i]``."""
+
+    @abc.abstractmethod
+    def observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Seat ``seats[i]``'s observation of game ``games[i]``: ``(k, obs_size)`` float32."""
+
+    @abc.abstractmethod
+    def masks(self) -> np.ndarray:
+        """Every seat's legal actions: ``(B, N, num_actions)`` bool, all False for a seat
+        that does not choose now."""
+
+    @abc.abstractmethod
+    def choosers(self) -> np.ndarray:
+        """Who commits in the current choice of every game: ``(B, N)`` bool."""
+
+    @abc.abstractmethod
+    def scores(self) -> np.ndarray:
+        """Every seat's score (``State.scores``): ``(B, N)`` float64."""
+
+    @abc.abstractmethod
+    def _apply(self, games: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Reveal ``actions`` (``(k, N)``, legal for the choosers) in rows ``games``
+        (ascending); return which of them ended, ``(k,)`` bool. The rows that ended keep
+        their final state until ``step`` has read it."""
+
+    # --- shared ----------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> None:
+        """A new generator from ``seed`` and a new deal in every game."""
+        self.rng = np.random.default_rng(seed)
+        self.redeal(self._all)
+
+    def redeal(self, games: np.ndarray) -> None:
+        """Deal new games in rows ``games`` (indices), from the engine's generator."""
+        games = np.unique(np.asarray(games, dtype=np.int64))
+        if len(games):
+            self._deal(games)
+            self._started(games)
+
+    def load(self, states: Sequence[State], games: np.ndarray | None = None) -> None:
+        """Put reference states (``Table.state``, ``State.resample``...; any position of
+        this configuration that is not over) into rows ``games`` (default: all ``B``)."""
+        games = self._all if games is None else np.asarray(games, dtype=np.int64)
+        if len(states) != len(games) or len(np.unique(games)) != len(games):
+            raise ValueError(f"load needs one state per distinct row: {len(states)} for {games}")
+        if len(games) and (games.min() < 0 or games.max() >= self.num_envs):
+            raise ValueError(f"rows must be in 0-{self.num_envs - 1}, got {games}")
+        for state in states:
+            if state.game.config != self.game.config or state.is_terminal():
+                raise ValueError("load takes positions of this configuration that are not over")
+        order = np.argsort(games)
+        self._load(games[order], [states[i] for i in order])
+        self._started(games[order])
+
+    def _started(self, games: np.ndarray) -> None:
+        self._margins[games] = batched_margins(self.scores()[games])
+
+    def observations(self) -> np.ndarray:
+        """Every seat's observation of every game: ``(B, N, obs_size)`` float32."""
+        return self._every_seat(self._all)
+
+    def observations_of(self, seats: np.ndarray) -> np.ndarray:
+        """One seat's observation per game (``seats``: ``(B,)``): ``(B, obs_size)``."""
+        return self.observe(self._all, np.asarray(seats, dtype=np.int64))
+
+    def _every_seat(self, games: np.ndarray) -> np.ndarray:
+        views = [self.observe(games, np.full(len(games), p)) for p in range(self.num_players)]
+        return np.stack(views, axis=1)
+
+    def step(
+        self, actions: np.ndarray, games: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """Reveal one joint choice in every game, or in the rows ``games`` (ascending
+        distinct indices): ``actions[i, p]`` is seat ``p``'s action in the i-th of them.
+
+        Returns ``rewards`` (``(k, N)`` float64), ``terminated`` (``(k,)`` bool) and
+        ``info`` (see the module docstring; ``info["done"]`` indexes all ``B`` rows)."""
+        games = self._all if games is None else np.asarray(games, dtype=np.int64)
+        actions = np.asarray(actions)
+        shape = (len(games), self.num_players)
+        if actions.shape != shape or actions.dtype.kind not in "iu":
+            raise IllegalActionError(
+                f"actions must be an integer array of shape {shape}, got "
+                f"{actions.dtype} {actions.shape}"
+            )
+        actions = actions.astype(np.int64, copy=False)
+        choosing = self.choosers()[games]
+        masks = self.masks()[games]
+        in_range = (actions >= 0) & (actions < self.num_actions)
+        rows, seats = np.arange(len(games))[:, None], np.arange(self.num_players)[None, :]
+        legal = ~choosing | (in_range & masks[rows, seats, np.where(in_range, actions, 0)])
+        if not legal.all():
+            row, seat = (int(i) for i in np.argwhere(~legal)[0])
+            names = ", ".join(
+                f"{a} ({self.game.action_name(int(a))})" for a in np.flatnonzero(masks[row, seat])
+            )
+            raise IllegalActionError(
+                f"game {int(games[row])}: action {int(actions[row, seat])} is illegal for "
+                f"player {seat}; legal actions: {names}"
+            )
+        terminated = self._apply(games, np.where(choosing, actions, 0))
+        scores = self.scores()[games]
+        done = games[terminated]
+        if self.reward_mode == "score":
+            margins = batched_margins(scores)
+            rewards = margins - self._margins[games]
+            self._margins[games] = margins
+        else:
+            rewards = np.zeros(shape)
+            if len(done):
+                rewards[terminated] = batched_win_rewards(scores[terminated])
+        info = {
+            "done": done,
+            "terminal_observations": self._every_seat(done),
+            "terminal_scores": scores[terminated],
+        }
+        self.redeal(done)
+        return rewards, terminated, info
