@@ -12,7 +12,7 @@ the teacher's best actions, the mean value it gave up by the teacher's reckoning
 (in points for the experts) and that sub-step's share of all the value given up.
 A choice the teacher does not value (a placement off its plan, a Malfunction
 target it does not consider) is counted apart, as unvalued, and adds no loss.
-This is what told the Pick & Pack students' weak sub-steps apart (see README).
+This is what told the Pick & Pack students' weak sub-steps apart (see docs/results.md).
 """
 
 from __future__ import annotations

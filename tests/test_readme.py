@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+DOCS = {
+    path: path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+}
 EXAMPLES = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
 
 
@@ -22,13 +26,28 @@ def test_readme_example_runs(code, capsys):
     exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
 
 
-TRAIN_COMMANDS = [c for c in re.findall(r"python -m training\.train (.*)", README) if c != "--help"]
+TRAIN_COMMANDS = [
+    c
+    for text in DOCS.values()
+    for c in re.findall(r"python -m training\.train (.*)", text)
+    if c != "--help"
+]
 
 
 def test_the_readmes_training_commands_parse():
-    """Every training command the README gives is accepted as written."""
+    """Every training command the README and docs/ give is accepted as written."""
     from training.train import parse_args
 
     assert len(TRAIN_COMMANDS) >= 3
     for command in TRAIN_COMMANDS:
-        parse_args(command.strip().strip("`").split())
+        parse_args(command.replace("\\", " ").strip().strip("`").split())
+
+
+def test_the_docs_links_lead_to_files():
+    """Every relative link in the README and docs/ names a file that exists."""
+    links = 0
+    for path, text in DOCS.items():
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):
+            links += 1
+            assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
+    assert links >= 10

@@ -9,6 +9,7 @@ import pytest
 from cases import random_play
 
 import envs
+from training import imitation
 from training import train as training_train
 from training.agents.policy import (
     BASELINES,
@@ -18,6 +19,12 @@ from training.agents.policy import (
     policy_metadata,
     save_policy,
 )
+
+
+def demonstrations(args, snapshot_dir):
+    """The env factory ``training.train`` hands to imitation: the learner's seat against
+    the run's opponent mix."""
+    return training_train.make_env(args, rank=10_000, snapshot_dir=snapshot_dir)
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +234,7 @@ def test_imitation_warm_start_follows_the_heuristic(tmp_path):
         imitate_epochs=5,
         batch_size=64,
     )
-    data = training_train.collect_demonstrations(args, tmp_path)
+    data = imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
     size = len(data["actions"])
     assert size >= 3000 and all(len(column) == size for column in data.values())
     assert data["masks"][np.arange(size), data["actions"]].all()  # legal, demonstrated choices
@@ -237,7 +244,7 @@ def test_imitation_warm_start_follows_the_heuristic(tmp_path):
 
     env = gymnasium.make("hiddenhand/Pico-v0")
     model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
-    fit = training_train.imitate(model, data, args)
+    fit = imitation.imitate(model, data, args)
     assert fit["agreement"] > fit["agreement_before"] + 0.2
 
 
@@ -259,7 +266,9 @@ def test_dagger_rounds_label_the_students_states_with_the_teachers_choices(tmp_p
         imitate_steps=500,
         gamma=1.0,
     )
-    data = training_train.collect_demonstrations(args, tmp_path, student=FirstLegal())
+    data = imitation.collect_demonstrations(
+        args, demonstrations(args, tmp_path), student=FirstLegal()
+    )
     size = len(data["actions"])
     assert data["masks"][np.arange(size), data["actions"]].all()
     first_legal = data["masks"].argmax(axis=1)
@@ -273,13 +282,13 @@ def test_rounds_after_the_first_and_a_started_model_play_the_policy(
     """DAgger: the first round follows the teacher's play, each later one the policy's;
     a policy started from a saved model plays from the first round on."""
     players: list = []
-    collect = training_train.collect_demonstrations
+    collect = imitation.collect_demonstrations
 
-    def recording(args, snapshot_dir, student=None):
+    def recording(args, new_env, student=None):
         players.append(student)
-        return collect(args, snapshot_dir, student=student)
+        return collect(args, new_env, student=student)
 
-    monkeypatch.setattr(training_train, "collect_demonstrations", recording)
+    monkeypatch.setattr(imitation, "collect_demonstrations", recording)
     common = ["--env", "hiddenhand/pico-v0", "--imitate-steps", "50", "--imitate-rounds", "2"]
     common += ["--total-timesteps", "0", "--eval-games", "2", "--final-eval-games", "2"]
     common += ["--net-arch", "64,64", "--run-dir", str(tmp_path), "--no-progress-bar"]
@@ -314,9 +323,9 @@ def test_imitation_learning_rate_is_constant_or_annealed_to_zero(anneal, tmp_pat
         imitate_anneal=anneal,
         batch_size=64,
     )
-    data = training_train.collect_demonstrations(args, tmp_path)
+    data = imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
     model = MaskablePPO("MlpPolicy", gymnasium.make("hiddenhand/Pico-v0"), seed=0)
-    training_train.imitate(model, data, args)
+    imitation.imitate(model, data, args)
     steps = 3 * (len(data["actions"]) // 64)
     assert len(rates) == steps and rates[0] == 0.01
     if anneal:
@@ -329,7 +338,7 @@ def test_imitation_learning_rate_is_constant_or_annealed_to_zero(anneal, tmp_pat
 def test_an_unknown_teacher_is_a_clear_error(tmp_path):
     args = training_train.Args(env="hiddenhand/pico-v0", imitate_steps=10, teacher="oracle")
     with pytest.raises(ValueError, match="unknown agent 'oracle'.*allowed agents"):
-        training_train.collect_demonstrations(args, tmp_path)
+        imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
 
 
 def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(tiny_pico_model, tmp_path):
@@ -626,7 +635,7 @@ def test_teacher_targets_are_a_softmax_of_the_values_over_the_legal_actions():
     import numpy as np
 
     values = np.array([-np.inf, 1.0, 0.0, -np.inf, 1.0])
-    sharp, soft = (training_train.teacher_targets(values, t) for t in (0.1, 10.0))
+    sharp, soft = (imitation.teacher_targets(values, t) for t in (0.1, 10.0))
     for targets in (sharp, soft):
         assert targets.sum() == pytest.approx(1.0)
         assert (targets[[0, 3]] == 0).all() and targets[1] == targets[4] > targets[2]
@@ -651,7 +660,7 @@ def test_distillation_fits_the_teachers_value_softmax(tmp_path):
         imitate_temperature=0.5,
         batch_size=64,
     )
-    data = training_train.collect_demonstrations(args, tmp_path)
+    data = imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
     targets, masks = data["targets"], data["masks"]
     assert targets.shape == masks.shape and np.allclose(targets.sum(axis=1), 1)
     assert (targets[~masks] == 0).all()
@@ -662,14 +671,14 @@ def test_distillation_fits_the_teachers_value_softmax(tmp_path):
 
     def divergence() -> float:  # KL(targets || policy)
         with torch.no_grad():
-            _, log_probs = training_train.masked_log_probs(
+            _, log_probs = imitation.masked_log_probs(
                 model.policy, torch.as_tensor(data["observations"]), torch.as_tensor(masks)
             )
         log_targets = np.log(np.where(targets > 0, targets, 1))
         return float((targets * (log_targets - log_probs.numpy())).sum(axis=1).mean())
 
     before = divergence()
-    fit = training_train.imitate(model, data, args)
+    fit = imitation.imitate(model, data, args)
     assert divergence() < 0.5 * before
     assert fit["agreement"] > fit["agreement_before"] + 0.1
 

@@ -6,12 +6,10 @@
 One seat learns (drawn at random each episode) through the Gymnasium
 single-agent view; the other seats are filled each episode from an opponent mix
 of random, the game's heuristic and past snapshots of the learner (self-play).
-With ``--imitate-steps N`` the policy first imitates a teacher (the game's
-heuristic, or its stronger ``expert``) over N of its decisions (behaviour cloning;
-the value head fits their returns); with ``--imitate-rounds R`` the policy then
-plays R - 1 more rounds of N decisions itself, the teacher labelling every state it
-reaches (DAgger), and PPO improves on it from there. A run folder collects the model, its config,
-TensorBoard logs, the periodic evaluations (CSV) and a learning-curve PNG.
+With ``--imitate-steps N`` the policy first imitates a teacher
+(``training/imitation.py``: behaviour cloning, DAgger, distillation), and PPO improves
+on it from there. A run folder collects the model, its config, TensorBoard logs, the
+periodic evaluations (CSV) and a learning-curve PNG.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ import json
 import shlex
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,15 +32,10 @@ import numpy as np
 import envs
 from envs.core.spec import games_with_features, get_spec
 from training import cli
-from training.agents.policy import (
-    PolicyAgent,
-    actor_and_critic_parameters,
-    load_policy,
-    policy_metadata,
-    save_policy,
-)
+from training.agents.policy import PolicyAgent, load_policy, policy_metadata, save_policy
 from training.cli import OPTION_HELP
 from training.evaluate import head_to_head
+from training.imitation import imitation_rounds
 
 
 def arg(default: Any, help: str) -> Any:
@@ -62,8 +56,8 @@ class Args:
     )
     reward_mode: str = arg(
         "score",
-        "reward mode of the env: score (dense margin; learns several times faster against "
-        "strong heuristics, measured on Förslag and Easter collection) or win",
+        "reward mode of the env: score (dense: the change in own score minus the others' "
+        "mean at every reveal) or win (+1/0/-1 at the end)",
     )
     total_timesteps: int = arg(100_000, "learner decisions to train for")
     imitate_steps: int = arg(
@@ -264,140 +258,18 @@ def evaluate(agent, env_id: str, options: dict, opponent: str, games: int, seed:
     return {"opponent": opponent, "games": games, **result}
 
 
-def teacher_targets(values: np.ndarray, temperature: float) -> np.ndarray:
-    """softmax(values / temperature) over the legal actions (values -inf elsewhere)."""
-    scaled = (values - values.max()) / temperature
-    weights = np.exp(scaled)
-    return (weights / weights.sum()).astype(np.float32)
+class Every:
+    """Runs ``action`` once each time the learner's timesteps reach the next multiple of
+    ``every`` (never if ``every`` is 0)."""
 
+    def __init__(self, every: int, action: Callable[[], Any]) -> None:
+        self.every, self.action = every, action
+        self.next = every or np.inf
 
-def collect_demonstrations(args: Args, snapshot_dir: Path, student=None) -> dict[str, np.ndarray]:
-    """``args.imitate_steps`` learner decisions against the opponent mix, each labelled with
-    the teacher's choice: observations, masks, the teacher's actions and the discounted
-    returns of the play, and with ``--imitate-temperature`` the teacher's target
-    distributions. The teacher plays, or ``student`` (an agent) when given."""
-    env = make_env(args, rank=10_000, snapshot_dir=snapshot_dir)()
-    base = env.unwrapped
-    teacher = base.game_spec.agent_factory(args.teacher)(base.game)
-    actor = student or teacher
-    rng = np.random.default_rng(args.seed + 10_000 + (student is not None))
-    observations, masks, actions, returns, targets = [], [], [], [], []
-    while len(actions) < args.imitate_steps:
-        observation, info = env.reset()
-        rewards, done = [], False
-        while not done:
-            mask = info["action_mask"]
-            if args.imitate_temperature:
-                values = teacher.action_values(observation, mask)
-                targets.append(teacher_targets(values, args.imitate_temperature))
-                label = int(np.argmax(values))
-            else:
-                label = teacher.act(observation, mask, rng)
-            action = label if actor is teacher else actor.act(observation, mask, rng)
-            observations.append(observation)
-            masks.append(mask.astype(bool))
-            actions.append(label)
-            observation, reward, terminated, truncated, info = env.step(action)
-            rewards.append(reward)
-            done = terminated or truncated
-        running, episode_returns = 0.0, []
-        for reward in reversed(rewards):
-            running = reward + args.gamma * running
-            episode_returns.append(running)
-        returns.extend(reversed(episode_returns))
-    env.close()
-    data = {
-        "observations": np.array(observations, dtype=np.float32),
-        "masks": np.array(masks),
-        "actions": np.array(actions),
-        "returns": np.array(returns, dtype=np.float32),
-    }
-    if targets:
-        data["targets"] = np.array(targets)
-    return data
-
-
-def greedy_agreement(model, data: dict[str, np.ndarray], chunk: int = 4096) -> float:
-    """Share of the demonstrations whose action the policy's greedy choice matches
-    (in chunks: a feature extractor may need memory per observation)."""
-    import torch
-
-    matches = 0
-    with torch.no_grad():
-        for start in range(0, len(data["actions"]), chunk):
-            part = slice(start, start + chunk)
-            observations = torch.as_tensor(data["observations"][part])
-            dist = model.policy.get_distribution(observations, action_masks=data["masks"][part])
-            greedy = dist.get_actions(deterministic=True).numpy()
-            matches += int((greedy == data["actions"][part]).sum())
-    return matches / len(data["actions"])
-
-
-def masked_log_probs(policy, observations, masks):
-    """The value and the log-probabilities of every action under the mask (illegal ones
-    at a large negative number, not -inf, so a zero target times them stays zero): what
-    ``evaluate_actions`` computes, for all actions at once."""
-    features = policy.extract_features(observations)
-    if policy.share_features_extractor:
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-    else:
-        latent_pi = policy.mlp_extractor.forward_actor(features[0])
-        latent_vf = policy.mlp_extractor.forward_critic(features[1])
-    distribution = policy._get_action_dist_from_latent(latent_pi)
-    distribution.apply_masking(masks)
-    return policy.value_net(latent_vf), distribution.distribution.logits
-
-
-def imitate(model, data: dict[str, np.ndarray], args: Args) -> dict[str, float]:
-    """Fit the policy to the demonstrated actions (cross-entropy under the mask; against
-    the teacher's target distributions when the data has them) and the value to their
-    returns; report the greedy agreement.
-
-    The fit has its own Adam optimizer and learning rate (PPO's is usually far smaller),
-    and the policy's and the value's gradients are clipped apart: the returns' squared
-    errors are large, and clipped together they would shrink the policy's steps to nothing.
-    """
-    import torch
-    import torch.nn.functional as F
-
-    policy = model.policy
-    policy_side, value_side = actor_and_critic_parameters(policy)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=args.imitate_learning_rate)
-    tensors = {key: torch.as_tensor(value) for key, value in data.items()}
-    rng = np.random.default_rng(args.seed)
-    size = len(data["actions"])
-    before = greedy_agreement(model, data)
-    batches = max(1, size // args.batch_size)
-    steps, step = args.imitate_epochs * batches, 0
-    for _ in range(args.imitate_epochs):
-        for batch in np.array_split(rng.permutation(size), batches):
-            if args.imitate_anneal:
-                for group in optimizer.param_groups:
-                    group["lr"] = args.imitate_learning_rate * (1 - step / steps)
-                step += 1
-            if "targets" in tensors:
-                values, log_probs = masked_log_probs(
-                    policy, tensors["observations"][batch], tensors["masks"][batch]
-                )
-                policy_loss = -(tensors["targets"][batch] * log_probs).sum(dim=1).mean()
-            else:
-                values, log_prob, _ = policy.evaluate_actions(
-                    tensors["observations"][batch],
-                    tensors["actions"][batch],
-                    action_masks=tensors["masks"][batch],
-                )
-                policy_loss = -log_prob.mean()
-            value_loss = F.mse_loss(values.flatten(), tensors["returns"][batch])
-            optimizer.zero_grad()
-            (policy_loss + model.vf_coef * value_loss).backward()
-            torch.nn.utils.clip_grad_norm_(policy_side, model.max_grad_norm)
-            torch.nn.utils.clip_grad_norm_(value_side, model.max_grad_norm)
-            optimizer.step()
-    return {
-        "agreement_before": before,
-        "agreement": greedy_agreement(model, data),
-        "value_loss": value_loss.item(),
-    }
+    def tick(self, timesteps: int) -> None:
+        if timesteps >= self.next:
+            self.action()
+            self.next += self.every
 
 
 def plot_curves(rows: list[dict], path: Path) -> None:
@@ -524,7 +396,7 @@ def check_start_model(args: Args, spec, game, net_arch: list[int]):
 def train(args: Args) -> Path:
     import torch
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.callbacks import ConvertCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     check(args)
@@ -614,43 +486,25 @@ def train(args: Args) -> Path:
             save_policy(model, run / "best_model", metadata | {"timesteps": model.num_timesteps})
         return value
 
-    class Periodic(BaseCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.next_eval = args.eval_every or np.inf
-            self.next_snapshot = args.snapshot_every or np.inf
+    def save_snapshot() -> None:
+        save_policy(model, snapshots / f"step_{model.num_timesteps:09d}", metadata)
 
-        def _on_step(self) -> bool:
-            if self.num_timesteps >= self.next_snapshot:
-                save_policy(model, snapshots / f"step_{self.num_timesteps:09d}", metadata)
-                self.next_snapshot += args.snapshot_every
-            if self.num_timesteps >= self.next_eval:
-                evaluate_now(args.eval_games)
-                self.next_eval += args.eval_every
-            return True
+    periodic = [
+        Every(args.snapshot_every, save_snapshot),
+        Every(args.eval_every, lambda: evaluate_now(args.eval_games)),
+    ]
+
+    def on_step(_locals: dict, _globals: dict) -> bool:
+        for task in periodic:
+            task.tick(model.num_timesteps)
+        return True
 
     if args.imitate_steps:
-        data: dict[str, np.ndarray] = {}
-        for round_ in range(args.imitate_rounds):
-            # The first round follows the teacher's play, unless the policy starts from a
-            # model; from then on the teacher labels the states the policy reaches (DAgger).
-            student = PolicyAgent(model) if round_ or args.init_model else None
-            more = collect_demonstrations(args, snapshots, student=student)
-            if (
-                student is not None
-            ):  # unseen by the fit so far: how well it imitates where it goes itself
-                print(
-                    f"  agreement on the policy's own new states: {greedy_agreement(model, more):.3f}"
-                )
-            data = {key: np.concatenate([data[key], more[key]]) for key in more} if data else more
-            fit = imitate(model, data, args)
-            print(
-                f"imitation round {round_ + 1}: {len(data['actions'])} decisions of the "
-                f"{args.teacher}, greedy agreement {fit['agreement_before']:.3f} -> "
-                f"{fit['agreement']:.3f}, value loss {fit['value_loss']:.3f}"
-            )
-            evaluate_now(args.eval_games)
-    model.learn(args.total_timesteps, callback=Periodic(), progress_bar=args.progress_bar)
+        demonstrations = make_env(args, rank=10_000, snapshot_dir=snapshots)
+        imitation_rounds(model, args, demonstrations, lambda: evaluate_now(args.eval_games))
+    model.learn(
+        args.total_timesteps, callback=ConvertCallback(on_step), progress_bar=args.progress_bar
+    )
     train_seconds = time.time() - started
     evaluate_now(args.final_eval_games)
     save_policy(
