@@ -363,7 +363,9 @@ def test_every_rule_based_agent_plays_only_legal_moves(env_id, config):
     face up), refuses the others with a clear error."""
     spec = envs.get_spec(env_id)
     game = spec.make_game(**config)
-    for name in spec.agents:
+    from training.agents import GAME_AGENTS
+
+    for name in GAME_AGENTS[spec.name]:
         if name == "nash" and (game.num_players != 2 or game.config.aside != "face_up"):
             with pytest.raises(ValueError, match="two-player|aside"):
                 spec.agent_factory(name)(game)

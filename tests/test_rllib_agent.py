@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import envs
-from envs.core.spec import is_model_path, is_rllib_export
+from envs.core.spec import is_model_path, model_loader
 from training import evaluate
 from training.agents.policy import policy_metadata
 from training.agents.rllib_policy import (
@@ -44,8 +44,9 @@ def test_an_export_loads_without_ray_by_file_or_folder(tmp_path):
         "assert 'ray' not in sys.modules, 'loading an export imported ray'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    assert is_rllib_export(str(path)) and is_rllib_export(str(tmp_path))
-    assert is_model_path(str(path)) and not is_rllib_export("heuristic")
+    rllib = "training.agents.rllib_policy:load_rllib_agent"
+    assert model_loader(str(path)) == rllib and model_loader(str(tmp_path)) == rllib
+    assert is_model_path(str(path)) and model_loader("heuristic") is None
     meta = json.loads(path.with_suffix(".json").read_text())
     assert meta["kind"] == "rllib" and meta["hidden"] == [8] and meta["activation"] == "tanh"
 

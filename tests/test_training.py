@@ -11,6 +11,7 @@ from cases import random_play
 import envs
 from training import imitation
 from training import train as training_train
+from training.agents import features_class
 from training.agents.policy import (
     BASELINES,
     PolicyAgent,
@@ -553,7 +554,7 @@ def test_game_features_train_save_and_load(tmp_path):
     )
     spec = envs.get_spec("hiddenhand/pick_and_pack-v0")
     agent = load_policy(run / "model.zip", spec.make_game(), spec.aec_id)
-    features = spec.features_class()
+    features = features_class(spec.name)
     assert type(agent.model.policy.features_extractor) is features
     with pytest.raises(ValueError, match=f"reads {features.__name__}, not --features raw"):
         training_train.train(

@@ -30,8 +30,9 @@ import gymnasium
 import numpy as np
 
 import envs
-from envs.core.spec import games_with_features, get_spec
+from envs.core.spec import get_spec
 from training import cli
+from training.agents import features_class, games_with_features
 from training.agents.policy import PolicyAgent, load_policy, policy_metadata, save_policy
 from training.cli import OPTION_HELP
 from training.evaluate import head_to_head
@@ -341,7 +342,7 @@ def check(args: Args) -> None:
     if args.features not in ("raw", "game"):
         raise ValueError(f"--features {args.features!r} is not allowed; allowed: raw, game")
     if args.features == "game":
-        spec.features_class()
+        features_class(spec.name)
     net_arch = hidden_layers(args.net_arch)
     if args.init_model:
         check_start_model(args, spec, game, net_arch)
@@ -384,7 +385,7 @@ def check_start_model(args: Args, spec, game, net_arch: list[int]):
         raise ValueError(
             f"{args.init_model} has hidden layers {start.net_arch}, not --net-arch {args.net_arch}"
         )
-    reads = spec.features_class() if args.features == "game" else FlattenExtractor
+    reads = features_class(spec.name) if args.features == "game" else FlattenExtractor
     if type(start.features_extractor) is not reads:
         raise ValueError(
             f"{args.init_model} reads {type(start.features_extractor).__name__}, "
@@ -412,7 +413,7 @@ def train(args: Args) -> Path:
     snapshots.mkdir(parents=True, exist_ok=True)
     policy_kwargs: dict[str, Any] = {"net_arch": net_arch}
     if args.features == "game":
-        policy_kwargs["features_extractor_class"] = spec.features_class()
+        policy_kwargs["features_extractor_class"] = features_class(spec.name)
         policy_kwargs["features_extractor_kwargs"] = {"options": options}
     command = command_line(args)
     if args.init_model:  # record how the starting model was made

@@ -1,10 +1,23 @@
-"""The table of games: one ``GameSpec`` per game, looked up by either of its ids."""
+"""The table of games: one ``GameSpec`` per game, looked up by either of its ids, and
+the agents other packages register for them.
+
+``envs`` knows one agent itself, ``random``. Every other agent (the games' heuristics
+and experts, the shipped trained policies, search, saved models) comes from a plugin:
+a function registered under the entry-point group ``hiddenhand.agents`` (this
+distribution's own is ``training.agents:register``, declared in ``pyproject.toml``),
+called once, the first time an agent is looked up. A plugin calls ``register_agent``
+and ``register_model_loader``; the objects are named as ``"module:attribute"`` strings
+and imported only when used. So the dependency of ``training`` on ``envs`` is the only
+arrow between them, and it is declared.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +36,6 @@ class GameSpec:
     #: Gymnasium id stem, e.g. ``"Pico"`` -> ``hiddenhand/Pico-v0``.
     gym_name: str
     version: int = 0
-    #: Agents by name -> ``"module:factory"``; ``factory(game) -> agent``. Loaded lazily so
-    #: that ``envs`` never imports ``training`` at import time. "random", "ppo" (the shipped
-    #: trained baseline), "pimc" and "ismcts" (search) are always present; ``make_agent``
-    #: also takes a saved model's path.
-    agents: dict[str, str] = field(default_factory=dict)
-    #: ``"module:Class"`` of the game's feature extractor for ``--features game`` in
-    #: training (empty: none); loaded lazily, as agents are.
-    features: str = ""
     #: Option sets that together cover the game (player counts, variants): the conformance
     #: suite and the benchmarks run each of them.
     configurations: tuple[dict[str, Any], ...] = ({},)
@@ -46,57 +51,85 @@ class GameSpec:
     def make_game(self, **options: Any) -> Game:
         return self.game_class.from_options(**options)
 
-    def features_class(self) -> type:
-        """The game's feature extractor class (``features``); ValueError if it has none."""
-        if not self.features:
-            raise ValueError(
-                f"{self.aec_id} has no game features; games with them: "
-                + ", ".join(games_with_features())
-            )
-        return _load(self.features)
+    @property
+    def agents(self) -> dict[str, str]:
+        """The agents registered for this game: name -> ``"module:factory"``, where
+        ``factory(game)`` makes the agent (``random`` first, then the plugins')."""
+        _load_plugins()
+        return (
+            {"random": "envs.core.agents:RandomAgent"} | _AGENTS["*"] | _AGENTS.get(self.name, {})
+        )
 
     def agent_factory(self, name: str) -> Callable[[Game], Any]:
-        entry_points = {
-            "random": "envs.core.agents:RandomAgent",
-            "ppo": "training.agents.policy:shipped_policy",
-            "pimc": "training.agents.search:pimc",
-            "ismcts": "training.agents.search:ismcts",
-            **self.agents,
-        }
-        if name not in entry_points:
+        agents = self.agents
+        if name not in agents:
             raise ValueError(
                 f"unknown agent {name!r} for {self.aec_id}; allowed agents: "
-                + ", ".join(map(repr, entry_points))
+                + ", ".join(map(repr, agents))
+                + ("" if _PLUGINS_FOUND else _NO_PLUGINS)
             )
-        return _load(entry_points[name])
+        return _load(agents[name])
 
     def make_agent(self, name: str, game: Game) -> Any:
         """An agent for ``game`` from a name (``agent_factory``) or a saved model's path
-        (an SB3 ``.zip`` loaded by ``training.agents.policy.load_policy``, an RLlib export
-        by ``training.agents.rllib_policy.load_rllib_agent``; both checked against the game)."""
-        if is_rllib_export(name):
-            return _load("training.agents.rllib_policy:load_rllib_agent")(name, game, self.aec_id)
-        if is_model_path(name):
-            return _load("training.agents.policy:load_policy")(name, game, self.aec_id)
+        (loaded by the first registered model loader that recognises it, which checks
+        the model against the game)."""
+        loader = model_loader(name)
+        if loader is not None:
+            return _load(loader)(name, game, self.aec_id)
         return self.agent_factory(name)(game)
 
 
+# --- plugins -------------------------------------------------------------------------
+#: Plugins' agents: game name (``"*"``: every game) -> agent name -> ``"module:factory"``.
+_AGENTS: dict[str, dict[str, str]] = {"*": {}}
+#: Plugins' model loaders, in registration order: (suffixes, file inside a folder,
+#: ``"module:load"``), ``load(path, game, env_id) -> agent``.
+_MODEL_LOADERS: list[tuple[tuple[str, ...], str, str]] = []
+_PLUGINS_FOUND = False
+_NO_PLUGINS = (
+    " (no agent plugins are installed: install the package, pip install -e ., so that "
+    "its hiddenhand.agents entry point registers the heuristics, search and trained agents)"
+)
+
+
+def register_agent(name: str, factory: str, games: Iterable[str] = ("*",)) -> None:
+    """Make ``factory`` (``"module:attribute"``, ``factory(game) -> agent``) the agent
+    ``name`` of the games named (``"*"``: every game)."""
+    for game in games:
+        _AGENTS.setdefault(game, {})[name] = factory
+
+
+def register_model_loader(suffixes: tuple[str, ...], inside: str, load: str) -> None:
+    """Load saved models whose path ends with one of ``suffixes`` (or with the suffix
+    left off, when that file exists), or folders holding the file ``inside``, with
+    ``load`` (``"module:attribute"``, ``load(path, game, env_id) -> agent``)."""
+    _MODEL_LOADERS.append((suffixes, inside, load))
+
+
+@functools.cache
+def _load_plugins() -> None:
+    global _PLUGINS_FOUND
+    for entry_point in entry_points(group="hiddenhand.agents"):
+        entry_point.load()()
+        _PLUGINS_FOUND = True
+
+
+def model_loader(name: str) -> str | None:
+    """The loader (``"module:attribute"``) of a saved model's path, or None if ``name``
+    is not one (see ``register_model_loader``)."""
+    _load_plugins()
+    for suffixes, inside, load in _MODEL_LOADERS:
+        if name.endswith(suffixes) or (inside and (Path(name) / inside).is_file()):
+            return load
+        if any(Path(name).with_suffix(suffix).is_file() for suffix in suffixes):
+            return load
+    return None
+
+
 def is_model_path(name: str) -> bool:
-    """Whether an agent name is a saved model's path (``.zip``, or a file with it; or an
-    RLlib export, ``is_rllib_export``)."""
-    return (
-        name.endswith(".zip") or Path(name).with_suffix(".zip").is_file() or is_rllib_export(name)
-    )
-
-
-def is_rllib_export(name: str) -> bool:
-    """Whether an agent name is an RLlib export: a ``.pt`` path or a folder with ``agent.pt``."""
-    return name.endswith(".pt") or (Path(name) / "agent.pt").is_file()
-
-
-def games_with_features() -> list[str]:
-    """The names of the games that have a feature extractor."""
-    return sorted({spec.name for spec in _SPECS.values() if spec.features})
+    """Whether an agent name is a saved model's path (``model_loader``)."""
+    return model_loader(name) is not None
 
 
 def _load(entry_point: str) -> Any:

@@ -149,11 +149,6 @@ SPEC = GameSpec(
     game_class=EasterCollectionGame,
     name="easter_collection",
     gym_name="EasterCollection",
-    agents={
-        "heuristic": "training.agents.easter_collection:EasterCollectionHeuristic",
-        "expert": "training.agents.easter_collection:EasterCollectionExpert",
-    },
-    features="training.agents.features:EasterCollectionFeatures",
     configurations=tuple(
         {"num_players": n, "variant": variant}
         for n in (2, 3, 4, 5)

@@ -123,11 +123,6 @@ SPEC = GameSpec(
     game_class=ForslagGame,
     name="forslag",
     gym_name="Forslag",
-    agents={
-        "heuristic": "training.agents.forslag:ForslagHeuristic",
-        "expert": "training.agents.forslag:ForslagExpert",
-    },
-    features="training.agents.features:ForslagFeatures",
     configurations=tuple(
         {"num_players": n, "board_play": mode}
         for n in (3, 4, 5, 6)

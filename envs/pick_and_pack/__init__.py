@@ -169,12 +169,6 @@ SPEC = GameSpec(
     game_class=PickAndPackGame,
     name="pick_and_pack",
     gym_name="PickAndPack",
-    agents={
-        "heuristic": "training.agents.pick_and_pack:PickAndPackHeuristic",
-        "expert": "training.agents.pick_and_pack:PickAndPackExpert",
-        "tactician": "training.agents.pick_and_pack:PickAndPackTactician",
-    },
-    features="training.agents.features:PickAndPackDecisionFeatures",
     configurations=tuple(
         {"placement": placement, "opponent_crates": crates}
         for placement in ("simultaneous", "alternate", "random")

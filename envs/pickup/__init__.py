@@ -137,7 +137,6 @@ SPEC = GameSpec(
     game_class=PickupGame,
     name="pickup",
     gym_name="Pickup",
-    agents={"heuristic": "training.agents.pickup:PickupHeuristic"},
     configurations=(
         {"num_players": 2},
         {"num_players": 3},

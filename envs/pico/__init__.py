@@ -102,10 +102,6 @@ SPEC = GameSpec(
     game_class=PicoGame,
     name="pico",
     gym_name="Pico",
-    agents={
-        "heuristic": "training.agents.pico:PicoHeuristic",
-        "nash": "training.agents.nash:PicoNash",
-    },
     configurations=(
         {"num_players": 2},
         {"num_players": 3},

@@ -46,7 +46,7 @@ def panel_members(spec: GameSpec, game: Game) -> dict[str, Agent]:
             members[name] = PIMC(game, **SEARCH_BUDGETS["pimc"])
         elif name == "ismcts":
             members[name] = ISMCTS(game, **SEARCH_BUDGETS["ismcts"])
-        elif name in ("random", "ppo") or name in spec.agents:
+        elif name in spec.agents:
             try:
                 members[name] = spec.make_agent(name, game)
             except ValueError:  # no shipped agent, or no equilibrium, for this configuration
