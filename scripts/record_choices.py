@@ -1,0 +1,89 @@
+"""Record what the shipped agents choose on fixed positions, so that a refactor can show
+it changed no choice (``tests/test_shipped_choices.py`` replays the positions and
+compares).
+
+    python scripts/record_choices.py            # writes tests/data/shipped_choices.json
+
+Positions: the decisions of random games (seeds 0, 1, ...) of every configuration with a
+shipped trained agent, ``POSITIONS`` per configuration. At each, the shipped ``ppo``
+agent's greedy choice and the game's rule-based agents' choices (with
+``numpy.random.default_rng(position index)`` for their tie-breaks) are recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+import envs
+from envs.core.game import Game, State
+from training.agents import GAME_AGENTS
+
+POSITIONS = 200
+OUTPUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "shipped_choices.json"
+#: The configurations with a shipped agent: (env id, options).
+SHIPPED = [
+    ("hiddenhand/pico-v0", {"num_players": 2}),
+    ("hiddenhand/pico-v0", {"num_players": 3}),
+    ("hiddenhand/pickup-v0", {"num_players": 4}),
+    ("hiddenhand/forslag-v0", {"num_players": 4}),
+    ("hiddenhand/forslag-v0", {"num_players": 5}),
+    ("hiddenhand/easter_collection-v0", {"num_players": 2}),
+    ("hiddenhand/pick_and_pack-v0", {}),
+]
+#: Agents too slow to ask at every position (a three-ply search): every tenth only.
+SLOW = {"expert"}
+
+
+def positions(game: Game, count: int) -> Iterator[tuple[State, int]]:
+    """``count`` decisions of random games: ``(state, player)`` before the choice."""
+    seen, seed = 0, 0
+    while True:
+        state = game.new_initial_state(np.random.default_rng(seed))
+        rng = np.random.default_rng(seed + 10_000)
+        while not state.is_terminal():
+            joint = {}
+            for player in state.to_act():
+                yield state, player
+                seen += 1
+                if seen == count:
+                    return
+                joint[player] = int(rng.choice(np.flatnonzero(state.legal_mask(player))))
+            state.apply(joint)
+        seed += 1
+
+
+def choices(env_id: str, options: dict) -> dict[str, list[int]]:
+    """Each agent's choices at the configuration's positions (-1 where not asked)."""
+    spec = envs.get_spec(env_id)
+    game = spec.make_game(**options)
+    names = ["ppo", *(n for n in GAME_AGENTS[spec.name] if n != "nash")]
+    agents = {name: spec.make_agent(name, game) for name in names}
+    chosen: dict[str, list[int]] = {name: [] for name in names}
+    for i, (state, player) in enumerate(positions(game, POSITIONS)):
+        observation = game.observation(state, player)
+        mask = state.legal_mask(player).astype(np.int8)
+        for name, agent in agents.items():
+            if name in SLOW and i % 10:
+                chosen[name].append(-1)
+                continue
+            chosen[name].append(int(agent.act(observation, mask, np.random.default_rng(i))))
+    return chosen
+
+
+def key(env_id: str, options: dict) -> str:
+    return env_id + "".join(f" {k}={v}" for k, v in sorted(options.items()))
+
+
+def main() -> None:
+    record = {key(env_id, options): choices(env_id, options) for env_id, options in SHIPPED}
+    lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in record.items()]
+    OUTPUT.write_text("{\n" + ",\n".join(lines) + "\n}\n")
+    print(f"wrote {OUTPUT}: {sum(len(v['ppo']) for v in record.values())} positions")
+
+
+if __name__ == "__main__":
+    main()
