@@ -16,6 +16,7 @@ from __future__ import annotations
 import gymnasium
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
+from envs.core.observation import ObservationLayout
 from envs.core.spec import get_spec
 from envs.easter_collection.rules import NUM_CARDS, NUM_POSITIONS, POINTS, SUIT_OF
 from envs.forslag.rules import (
@@ -28,14 +29,44 @@ from envs.forslag.rules import (
     SHAPES,
 )
 from training.agents.easter_collection import DISCARD_COST
-from training.agents.pick_and_pack import (
-    MALFUNCTION_VALUE,
-    MEAN_TRAY,
-    PREMIUM_COST,
-    RUSH_VALUE,
-)
+from training.agents.pick_and_pack import CRATE_FIELDS, tile_values
 
 NO_VALUE = 99.0  # a move with nothing to gain (no tray, no tile): never legal
+
+
+def extra_layout(*fields: tuple[str, int | tuple[int, ...], str]) -> ObservationLayout:
+    """The named fields an extractor appends, laid end to end (their offsets by name)."""
+    layout = ObservationLayout()
+    for name, shape, description in fields:
+        layout.add(name, shape, description, low=-NO_VALUE, high=NO_VALUE)
+    return layout
+
+
+#: What ``PickAndPackFeatures`` appends, per line of the observer's frame, then overall.
+PICK_AND_PACK_EXTRA = (
+    ("row_trays", 6, "the tray in the grabber's row at each line"),
+    ("row_face_down", 6, "whether that space is face down"),
+    ("line_tiles", (6, 6), "the unplayed tile types that could be activated there"),
+    ("threat", 6, "the opponent's best tray along that line"),
+    ("reply", 6, "the opponent's best tray, less half what it leaves the observer"),
+    ("move", 6, "the heuristic's value of moving to that line"),
+    ("tile_values", 6, "the heuristic's value of activating each tile type now"),
+    ("mine", 4, "apples in each of the observer's crates"),
+    ("theirs", 4, "the heuristic's estimate of the opponent's crates"),
+)
+#: What ``PickAndPackReachFeatures`` appends after those.
+PICK_AND_PACK_REACH_EXTRA = (
+    ("reach", (6, 6), "the trays of the grabber's column (0 elsewhere)"),
+    ("ends", (2, 6), "the unplayed tile type at each end of the grabber's line"),
+    ("end_values", 2, "the heuristic's value of activating each of them"),
+)
+#: What ``PickAndPackDecisionFeatures`` appends after those.
+PICK_AND_PACK_DECISION_EXTRA = (
+    ("threat_here", 1, "Rush Order: the opponent's best tray if the turn ended now"),
+    ("best_move", 1, "Rush Order: the heuristic's value of the best move instead"),
+    ("mixup_gain", 4, "Order Mix-up: what swapping each own crate's top tray gains"),
+    ("mixup_after", 4, "Order Mix-up: each own crate's apples after the swap"),
+)
 
 
 class LayoutFeatures(BaseFeaturesExtractor):
@@ -94,15 +125,16 @@ class PickAndPackFeatures(LayoutFeatures):
     """
 
     env_id = "hiddenhand/pick_and_pack-v0"
-    #: Where ``extra`` puts the opponent's best tray on each line, the heuristic's value
-    #: of each move and of each tile type (after the row's trays and face-down flags and
-    #: the line tiles; the reply values sit between threat and move).
-    threat_at = slice(6 + 6 + 36, 6 + 6 + 36 + 6)
-    move_at = slice(6 + 6 + 36 + 6 + 6, 6 + 6 + 36 + 6 + 6 + 6)
-    tile_values_at = slice(6 + 6 + 36 + 6 + 6 + 6, 6 + 6 + 36 + 6 + 6 + 6 + 6)
+    extra_fields = extra_layout(*PICK_AND_PACK_EXTRA).fields
 
     def extra_size(self) -> int:
-        return 6 + 6 + 36 + 6 + 6 + 6 + 6 + 4 + 4
+        return extra_layout(*PICK_AND_PACK_EXTRA).size
+
+    @classmethod
+    def at(cls, name: str) -> slice:
+        """Where ``extra`` puts one of its fields (``PICK_AND_PACK_EXTRA``)."""
+        field = cls.extra_fields[name]
+        return slice(field.start, field.stop)
 
     def extra(self, v: dict):
         import torch
@@ -145,40 +177,13 @@ class PickAndPackFeatures(LayoutFeatures):
 
     @staticmethod
     def tile_values(v: dict):
-        """The heuristic's value of activating each tile type now (its ``Board.tile_value``),
-        my crates' apples and its estimate of the opponent's."""
+        """``training.agents.pick_and_pack.tile_values`` (the heuristic's own reckoning) of
+        the batch, as tensors: each tile type's value, my crates' apples and its estimate
+        of the opponent's."""
         import torch
 
-        stacks, count, top = v["crate_stack"], v["crate_count"], v["crate_top"]
-        is_open = v["crate_closure"].sum(dim=3) == 0  # (B, 2, 4)
-        mine = stacks[:, 0].sum(dim=2)
-        shown = stacks[:, 1].sum(dim=2)
-        estimate = torch.where(count[:, 1] > 0, top[:, 1] + (count[:, 1] - 1) * MEAN_TRAY, 0.0)
-        theirs = torch.where(shown > 0, shown, estimate)
-
-        def best(values, where):
-            return values.masked_fill(~where, 0.0).max(dim=1).values.clamp(min=0)
-
-        their_best_top = best(top[:, 1], is_open[:, 1])
-        my_tops = top[:, 0].masked_fill(~(is_open[:, 0] & (top[:, 0] > 0)), 99.0)
-        my_worst_top = my_tops.min(dim=1).values
-        mixup = torch.where(
-            (my_worst_top < 99) & (their_best_top > 0),
-            2 * (their_best_top - my_worst_top).clamp(min=0),
-            0.0,
-        )
-        values = torch.stack(
-            [
-                best(mine, is_open[:, 0]) - PREMIUM_COST,
-                best(theirs, is_open[:, 1]) / 2,
-                torch.full_like(mixup, RUSH_VALUE),
-                2 * their_best_top,
-                mixup,
-                torch.full_like(mixup, MALFUNCTION_VALUE),
-            ],
-            dim=1,
-        )
-        return values, mine, theirs
+        batch = {key: v[key].numpy() for key in CRATE_FIELDS}
+        return tuple(torch.as_tensor(a, dtype=torch.float32) for a in tile_values(batch))
 
 
 class ForslagFeatures(LayoutFeatures):
@@ -284,13 +289,13 @@ class PickAndPackReachFeatures(PickAndPackFeatures):
     and the heuristic's value of activating it (0 without one)."""
 
     def extra_size(self) -> int:
-        return super().extra_size() + 36 + 2 * 6 + 2
+        return extra_layout(*PICK_AND_PACK_EXTRA, *PICK_AND_PACK_REACH_EXTRA).size
 
     def extra(self, v: dict):
         import torch
 
         base = super().extra(v)
-        tiles = base[:, self.tile_values_at]
+        tiles = base[:, self.at("tile_values")]
         column = v["grabber"].sum(dim=1)  # (B, 6): one-hot of the grabber's column
         reach = v["trays"] * column[:, None, :]
         unplayed = v["tile_state"][:, 0, :, 0:1] * v["tile_type"][:, 0]  # (B, 12, 6)
@@ -313,15 +318,16 @@ class PickAndPackDecisionFeatures(PickAndPackReachFeatures):
     """
 
     def extra_size(self) -> int:
-        return super().extra_size() + 2 + 4 + 4
+        fields = (*PICK_AND_PACK_EXTRA, *PICK_AND_PACK_REACH_EXTRA, *PICK_AND_PACK_DECISION_EXTRA)
+        return extra_layout(*fields).size
 
     def extra(self, v: dict):
         import torch
 
         base = super().extra(v)
         column = v["grabber"].sum(dim=1)  # (B, 6): one-hot of the grabber's column
-        threat_here = (base[:, self.threat_at] * column).sum(dim=1, keepdim=True)
-        best_move = (base[:, self.move_at] - 2 * NO_VALUE * column).max(dim=1, keepdim=True)
+        threat_here = (base[:, self.at("threat")] * column).sum(dim=1, keepdim=True)
+        best_move = (base[:, self.at("move")] - 2 * NO_VALUE * column).max(dim=1, keepdim=True)
         best_move = best_move.values.clamp(min=-NO_VALUE)
         top, count = v["crate_top"], v["crate_count"]
         swappable = (v["crate_closure"][:, 0].sum(dim=2) == 0) & (count[:, 0] > 0)

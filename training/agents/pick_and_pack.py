@@ -173,11 +173,49 @@ def phase_of(v: dict[str, np.ndarray]) -> int:
 
 def crate_sums(v: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Apples in my crates, and the estimate of the opponent's (exact if shown)."""
-    mine = v["crate_stack"][0].sum(axis=1)
-    theirs = v["crate_stack"][1].sum(axis=1)
-    count, top = v["crate_count"][1], v["crate_top"][1]
-    estimate = np.where(count > 0, top + (count - 1) * MEAN_TRAY, 0.0)
-    return mine, np.where(theirs > 0, theirs, estimate)
+    _, mine, theirs = tile_values({key: v[key][None] for key in CRATE_FIELDS})
+    return mine[0], theirs[0]
+
+
+#: The observation fields ``tile_values`` reads.
+CRATE_FIELDS = ("crate_stack", "crate_count", "crate_top", "crate_closure")
+
+
+def tile_values(v: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For a batch of observations' views (a leading batch axis): what activating each
+    tile type is worth now to the heuristic, in apples (``(B, 6)``, in tile-type order),
+    the apples in my crates and the estimate of the opponent's (``(B, 4)`` each; a
+    buried tray counts ``MEAN_TRAY`` unless the crates are shown)."""
+    stacks, count, top = v["crate_stack"], v["crate_count"], v["crate_top"]
+    is_open = v["crate_closure"].sum(axis=3) == 0  # (B, 2, 4)
+    mine = stacks[:, 0].sum(axis=2)
+    shown = stacks[:, 1].sum(axis=2)
+    estimate = np.where(count[:, 1] > 0, top[:, 1] + (count[:, 1] - 1) * MEAN_TRAY, 0.0)
+    theirs = np.where(shown > 0, shown, estimate)
+
+    def best(values: np.ndarray, where: np.ndarray) -> np.ndarray:
+        return np.where(where, values, 0.0).max(axis=1).clip(min=0)
+
+    their_best_top = best(top[:, 1], is_open[:, 1])
+    my_tops = np.where(is_open[:, 0] & (top[:, 0] > 0), top[:, 0], 99.0)
+    my_worst_top = my_tops.min(axis=1)
+    mixup = np.where(
+        (my_worst_top < 99) & (their_best_top > 0),
+        2 * (their_best_top - my_worst_top).clip(min=0),
+        0.0,
+    )
+    values = np.stack(
+        [
+            best(mine, is_open[:, 0]) - PREMIUM_COST,
+            best(theirs, is_open[:, 1]) / 2,
+            np.full_like(mixup, RUSH_VALUE),
+            2 * their_best_top,
+            mixup,
+            np.full_like(mixup, MALFUNCTION_VALUE),
+        ],
+        axis=1,
+    )
+    return values, mine, theirs
 
 
 class Board:
@@ -196,43 +234,19 @@ class Board:
         self.threat = [
             max(self.trays[r][line] for r in range(SIZE) if r != self.row) for line in range(SIZE)
         ]
-        self._tile_values: dict[int, float] = {}
+        self._tile_values: list[float] | None = None
 
     def tile(self, end: int, line: int) -> int:
         """My unplayed tile type at that end of ``line``, or -1."""
         return self.tiles[end * SIZE + line]
 
     def tile_value(self, kind: int) -> float:
-        """What activating a tile of ``kind`` is worth now, in apples (worked out once)."""
-        value = self._tile_values.get(kind)
-        if value is None:
-            value = self._tile_values[kind] = self._value_of(kind)
-        return value
-
-    def _value_of(self, kind: int) -> float:
-        v = self.v
-        open_mine = v["crate_closure"][0].sum(axis=1) == 0
-        open_theirs = v["crate_closure"][1].sum(axis=1) == 0
-        top = v["crate_top"]
-        if kind == PREMIUM:
-            mine = v["crate_stack"][0].sum(axis=1)
-            return float(mine[open_mine].max(initial=0.0)) - PREMIUM_COST
-        if kind == WHOLESALE:
-            theirs = crate_sums(v)[1]
-            return float(theirs[open_theirs].max(initial=0.0)) / 2
-        if kind == RUSH:
-            return RUSH_VALUE
-        if kind == QUALITY:
-            return 2.0 * float(top[1][open_theirs].max(initial=0.0))
-        if kind == MIXUP:
-            mine_tops = top[0][open_mine & (top[0] > 0)]
-            theirs_best = float(top[1][open_theirs].max(initial=0.0))
-            if not len(mine_tops) or not theirs_best:
-                return 0.0
-            return 2.0 * max(0.0, theirs_best - float(mine_tops.min()))
-        if kind == MALFUNCTION:
-            return MALFUNCTION_VALUE
-        return -np.inf
+        """What activating a tile of ``kind`` is worth now, in apples (``tile_values``,
+        worked out once)."""
+        if self._tile_values is None:
+            batch = {key: self.v[key][None] for key in CRATE_FIELDS}
+            self._tile_values = tile_values(batch)[0][0].tolist()
+        return self._tile_values[kind] if 0 <= kind < len(self._tile_values) else -np.inf
 
     def lines_open(self) -> list[int]:
         """Lines I could move to (the mask is not at hand while deciding on a Rush Order)."""
