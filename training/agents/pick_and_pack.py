@@ -63,6 +63,7 @@ from envs.pick_and_pack.rules import (
     WHOLESALE_CLOSED,
     WHOLESALE_TARGET,
     PickAndPackGame,
+    points,
 )
 
 MEAN_TRAY = 3.0  # a buried tray's expected apples
@@ -303,7 +304,13 @@ def _move_order(move: Move) -> float:
 class Model:
     """The public position in the expert's frame: seat 0 is the expert, moving along rows
     (choosing a column), seat 1 the opponent, moving along columns (choosing a row).
-    Plain Python lists, copied per move of the search."""
+    Plain Python lists, copied per move of the search.
+
+    Why not the rules' own state: the expert knows only its observation (the
+    opponent's buried trays are estimates, ``MEAN_TRAY`` each), and it searches whole
+    moves (a move with its tile and targets) rather than the rules' sub-decisions, three
+    plies in about a millisecond. What it shares with the rules it takes from them:
+    points (``rules.points``) and the tile types and closures (the rules' constants)."""
 
     __slots__ = ("grid", "row", "col", "tiles", "stacks", "sums", "closure", "rush", "new_rush")
     __slots__ += ("player", "over")
@@ -355,10 +362,9 @@ class Model:
         return [k for k in range(NUM_CRATES) if self.closure[p][k] == OPEN and self.stacks[p][k]]
 
     def score(self, p: int) -> float:
-        total = 0.0
-        for a, c in zip(self.sums[p], self.closure[p], strict=True):
-            total += a if c == OPEN else (2 * a if c == PREMIUM_CLOSED else a // 2)
-        return total
+        """Seat ``p``'s points as the rules count them (``rules.points``), from the model's
+        apples (estimates where buried trays are unseen)."""
+        return float(points(self.sums[p], self.closure[p]))
 
     # --- moves ----------------------------------------------------------------------------
     def cell(self, p: int, line: int) -> int:
