@@ -240,7 +240,9 @@ class BatchedEngine(abc.ABC):
                 rewards[terminated] = batched_win_rewards(scores[terminated])
         info = {
             "done": done,
-            "terminal_observations": self._every_seat(done),
+            "terminal_observations": self._every_seat(done)
+            if len(done)
+            else np.zeros((0, self.num_players, self.observation_size), dtype=np.float32),
             "terminal_scores": scores[terminated],
         }
         self.redeal(done)

@@ -1,0 +1,541 @@
+"""The batched Pick & Pack engine (envs/pick_and_pack/vector.py) against the rules, and make_vec.
+
+Differential tests: from the same deals and the same actions, ``PickAndPackVector``
+gives every seat the same observations, masks, choosers, scores, rewards (both modes)
+and terminations as ``envs.core.table.Table`` over ``envs/pick_and_pack/rules.py``, in
+every configuration of ``SPEC.configurations``; loaded mid-game positions and
+determinisations play on alike; ``make_vec`` shows the learner what the Gymnasium view
+shows it, the opponents' turns played inside ``step``.
+
+The engine's deals are checked in two ways: rows loaded from the reference tables
+(``engine.load``), and the engine dealing itself with its one random method, ``_draw``,
+replaced by the reference games' deals (the automatic reset included).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+
+import gymnasium
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envs
+from envs.core.batched import random_actions
+from envs.core.game import IllegalActionError
+from envs.core.table import Table
+from envs.pick_and_pack import SPEC
+from envs.pick_and_pack.observation import SOURCE
+from envs.pick_and_pack.rules import (
+    MAX_STACK,
+    MOVING,
+    NUM_ACTIONS,
+    NUM_PHASES,
+    NUM_SPACES,
+    NUM_TYPES,
+    PLACEMENTS,
+    PLACING,
+    SIZE,
+    PickAndPackGame,
+    PickAndPackState,
+)
+from envs.pick_and_pack.vector import PickAndPackVector
+
+GYM = "hiddenhand/PickAndPack-v0"
+CONFIGS = [dict(config) for config in SPEC.configurations]
+CONFIG_IDS = ["-".join(str(v) for v in config.values()) for config in CONFIGS]
+#: Options beyond the listed configurations, which the engine plays too.
+OTHER_OPTIONS = [
+    {"placement": "random", "chain_rush_orders": False, "targetless_actions": "unplayable"},
+    {
+        "placement": "alternate",
+        "opponent_crates": "full",
+        "targetless_actions": "unplayable",
+        "tray_counts": (2, 2, 3, 3, 25, 1),
+    },
+]
+
+
+def new_table(game: PickAndPackGame, reward_mode: str, seed: int) -> Table:
+    table = Table(game, reward_mode)
+    table.reset(np.random.default_rng(seed))
+    return table
+
+
+def deal_of(state: PickAndPackState) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """A new reference game's deal, as ``PickAndPackVector._draw`` gives one: the grid's
+    trays, the first player and, with random placement, the tiles."""
+    tiles = state.tile_type.copy() if state.game.config.placement == "random" else None
+    return state.apples.ravel().copy(), state.first_player, tiles
+
+
+def stacked(deals: list[tuple[np.ndarray, int, np.ndarray | None]]):
+    trays = np.stack([d[0] for d in deals])
+    first = np.array([d[1] for d in deals], dtype=np.int64)
+    tiles = None if deals[0][2] is None else np.stack([d[2] for d in deals])
+    return trays, first, tiles
+
+
+def expected_views(tables: list[Table]) -> tuple[np.ndarray, ...]:
+    """The tables' observations, masks, choosers and scores, stacked as the engine's."""
+    observations = np.stack([[t.observation(p) for p in (0, 1)] for t in tables])
+    masks = np.stack([[t.legal_mask(p) for p in (0, 1)] for t in tables]).astype(bool)
+    choosers = np.array([[p in t.choosers for p in (0, 1)] for t in tables])
+    scores = np.stack([t.state.scores() for t in tables])
+    return observations, masks, choosers, scores
+
+
+def noisy_actions(engine: PickAndPackVector, rng: np.random.Generator) -> np.ndarray:
+    """A random legal action for every chooser, any integer for the other seats (ignored)."""
+    actions = random_actions(engine.masks(), rng)
+    return np.where(engine.choosers(), actions, rng.integers(-9, 2 * NUM_ACTIONS, actions.shape))
+
+
+class Lockstep:
+    """``count`` reference tables and an engine of ``count`` games in the same positions.
+
+    ``via="load"``: rows are loaded from the tables' states (``engine.load``), and a
+    finished game's row is loaded with a new table's. ``via="deal"``: the engine deals
+    every game itself, its ``_draw`` giving the deals of new reference tables, the
+    automatic reset included."""
+
+    def __init__(
+        self, config: dict, reward_mode: str, count: int, seed: int, via: str = "load"
+    ) -> None:
+        self.game = PickAndPackGame.from_options(**config)
+        self.reward_mode, self.seed, self.dealt, self.via = reward_mode, seed, 0, via
+        self.engine = PickAndPackVector(count, reward_mode=reward_mode, seed=seed + 1, **config)
+        self.upcoming: dict[int, Table] = {}  # row -> the table just dealt into it
+        if via == "deal":
+            self.engine._draw = self.draw
+            self.engine.redeal(np.arange(count))
+            self.tables = [self.upcoming.pop(b) for b in range(count)]
+        else:
+            self.tables = [self.new_table() for _ in range(count)]
+            self.engine.load([t.state for t in self.tables])
+        self.finished = 0
+        self.phases: Counter[int] = Counter()
+
+    def new_table(self) -> Table:
+        self.dealt += 1
+        return new_table(self.game, self.reward_mode, self.seed * 100_003 + self.dealt)
+
+    def draw(self, games: np.ndarray):
+        """``_draw`` replaced: new reference games, dealt into rows ``games``."""
+        tables = [self.new_table() for _ in games]
+        self.upcoming.update(zip(games.tolist(), tables, strict=True))
+        return stacked([deal_of(t.state) for t in tables])
+
+    def check_views(self, rng: np.random.Generator) -> None:
+        engine = self.engine
+        observations, masks, choosers, scores = expected_views(self.tables)
+        got = engine.observations()
+        assert got.dtype == np.float32 and got.shape == observations.shape
+        np.testing.assert_array_equal(got, observations)
+        np.testing.assert_array_equal(engine.masks(), masks)
+        np.testing.assert_array_equal(engine.choosers(), choosers)
+        np.testing.assert_array_equal(engine.scores(), scores)
+        rows = rng.permutation(len(self.tables))  # observe: any rows, any seats, any order
+        seats = rng.integers(2, size=len(rows))
+        np.testing.assert_array_equal(engine.observe(rows, seats), observations[rows, seats])
+        self.phases.update(t.state.phase for t in self.tables)
+
+    def step(self, actions: np.ndarray) -> None:
+        rewards, terminated, info = self.engine.step(actions)
+        done = info["done"].tolist()
+        assert done == np.flatnonzero(terminated).tolist()
+        for b, table in enumerate(self.tables):
+            for p in list(table.choosers):
+                expected = table.commit(p, int(actions[b, p]))
+            np.testing.assert_array_equal(rewards[b], expected)
+            assert bool(terminated[b]) == table.terminal
+            if table.terminal:
+                i = done.index(b)
+                final, _, _, final_scores = expected_views([table])
+                np.testing.assert_array_equal(info["terminal_observations"][i], final[0])
+                np.testing.assert_array_equal(info["terminal_scores"][i], final_scores[0])
+                self.finished += 1
+                if self.via == "deal":
+                    self.tables[b] = self.upcoming.pop(b)
+                else:
+                    self.tables[b] = table = self.new_table()
+                    self.engine.load([table.state], [b])
+        assert not self.upcoming
+
+
+def phases_of(config: dict) -> set[int]:
+    """The sub-steps a game of ``config`` asks in (no placement when it is random)."""
+    first = MOVING if config.get("placement") == "random" else PLACING
+    return set(range(first, NUM_PHASES))
+
+
+@pytest.mark.parametrize("reward_mode", ["win", "score"])
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
+def test_games_match_the_rules(config: dict, reward_mode: str) -> None:
+    """50 games per configuration and reward mode (100 per configuration), every seat's
+    view compared at every step; the engine deals them itself (win) or loads them
+    (score)."""
+    via = "deal" if reward_mode == "win" else "load"
+    lockstep = Lockstep(config, reward_mode, count=25, seed=CONFIGS.index(config), via=via)
+    rng = np.random.default_rng(7)
+    while lockstep.finished < 50:
+        lockstep.check_views(rng)
+        lockstep.step(noisy_actions(lockstep.engine, rng))
+    lockstep.check_views(rng)
+    assert set(lockstep.phases) == phases_of(config)  # every sub-step was asked
+
+
+@pytest.mark.parametrize("options", OTHER_OPTIONS, ids=["one-rush-unplayable", "trays"])
+def test_other_options_match_the_rules(options: dict) -> None:
+    """Options outside ``SPEC.configurations`` (one Rush Order a turn, unplayable tiles,
+    other trays), 20 games each."""
+    lockstep = Lockstep(options, "score", count=10, seed=11, via="deal")
+    rng = np.random.default_rng(8)
+    while lockstep.finished < 20:
+        lockstep.check_views(rng)
+        lockstep.step(noisy_actions(lockstep.engine, rng))
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    config=st.sampled_from(CONFIGS),
+    reward_mode=st.sampled_from(["win", "score"]),
+    via=st.sampled_from(["load", "deal"]),
+    seed=st.integers(0, 2**32 - 1),
+    data=st.data(),
+)
+def test_hypothesis_games_match_the_rules(config, reward_mode, via, seed, data) -> None:
+    """Two games at a time, every chooser's action drawn by hypothesis."""
+    lockstep = Lockstep(config, reward_mode, count=2, seed=seed, via=via)
+    rng = np.random.default_rng(seed)
+    while lockstep.finished < 2:
+        lockstep.check_views(rng)
+        masks, choosers = lockstep.engine.masks(), lockstep.engine.choosers()
+        actions = np.zeros(choosers.shape, dtype=np.int64)
+        for b, p in np.argwhere(choosers).tolist():
+            legal = np.flatnonzero(masks[b, p]).tolist()
+            actions[b, p] = data.draw(st.sampled_from(legal))
+        lockstep.step(actions)
+
+
+# --- load -------------------------------------------------------------------------------
+def snapshots(game: PickAndPackGame, per_phase: int, rng: np.random.Generator) -> list[Table]:
+    """Positions of random reference games, ``per_phase`` of each sub-step asked in them
+    when they occur within 40 games: ``Table.determinise`` of a seat (a copy of the
+    position, with the opponent's placement so far and the first player drawn again
+    during a secret placement)."""
+    taken: Counter[int] = Counter()
+    positions = []
+    for seed in range(40):
+        table = new_table(game, "score", seed)
+        while not table.terminal:
+            phase = table.state.phase
+            if taken[phase] < per_phase and rng.random() < 0.2:
+                positions.append(table.determinise(int(rng.integers(2)), rng))
+                taken[phase] += 1
+            for p in list(table.choosers):
+                table.commit(p, int(rng.choice(np.flatnonzero(table.legal_mask(p)))))
+        if len(taken) == NUM_PHASES and min(taken.values()) >= per_phase:
+            break
+    return positions
+
+
+def play_on(engine: PickAndPackVector, tables: list[Table], rng: np.random.Generator) -> None:
+    """Load ``tables``' positions into rows of ``engine`` in any order and play them to the
+    end in lockstep with the rules (the other rows play their own games)."""
+    rows = rng.permutation(engine.num_envs)[: len(tables)]
+    engine.load([t.state for t in tables], rows)
+    while tables:
+        observations, masks, choosers, scores = expected_views(tables)
+        np.testing.assert_array_equal(engine.observations()[rows], observations)
+        np.testing.assert_array_equal(engine.masks()[rows], masks)
+        np.testing.assert_array_equal(engine.choosers()[rows], choosers)
+        np.testing.assert_array_equal(engine.scores()[rows], scores)
+        actions = noisy_actions(engine, rng)
+        rewards, terminated, info = engine.step(actions)
+        for table, row in zip(tables, rows, strict=True):
+            for p in list(table.choosers):
+                expected = table.commit(p, int(actions[row, p]))
+            np.testing.assert_array_equal(rewards[row], expected)
+            assert terminated[row] == table.terminal
+            if table.terminal:
+                i = info["done"].tolist().index(row)
+                np.testing.assert_array_equal(
+                    info["terminal_observations"][i], expected_views([table])[0][0]
+                )
+        keep = np.array([not t.terminal for t in tables], dtype=bool)
+        tables = [t for t, k in zip(tables, keep, strict=True) if k]
+        rows = rows[keep]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
+def test_load_puts_any_position_into_a_row(config: dict) -> None:
+    """Positions of every sub-step (and resampled secret placements), loaded into rows in
+    any order, then played on in lockstep with the rules to the end."""
+    game = PickAndPackGame.from_options(**config)
+    rng = np.random.default_rng(CONFIGS.index(config))
+    tables = snapshots(game, per_phase=3, rng=rng)
+    assert {t.state.phase for t in tables} == phases_of(config)
+    engine = PickAndPackVector(len(tables) + 3, reward_mode="score", seed=0, **config)
+    play_on(engine, tables, rng)
+
+
+def sparse_position(game: PickAndPackGame, rng: np.random.Generator) -> PickAndPackState:
+    """A made-up position after placement, as late in a game: few trays left on the grid
+    (some face down), tiles used or malfunctioned, crates part filled and closed, Rush
+    Orders held; where tiles lose their targets and moves run out. ``game`` places its
+    tiles at random."""
+    while True:
+        state = game.new_initial_state(rng)
+        state.apples[:] = np.where(
+            rng.random((SIZE, SIZE)) < 0.3, rng.integers(1, 7, (SIZE, SIZE)), 0
+        )
+        state.grabber = divmod(int(rng.integers(SIZE * SIZE)), SIZE)
+        state.apples[state.grabber] = 0
+        state.face_down[:] = (state.apples > 0) & (rng.random((SIZE, SIZE)) < 0.2)
+        state.tile_status[:] = rng.choice(3, size=(2, NUM_SPACES), p=[0.5, 0.3, 0.2])
+        for p in (0, 1):
+            state.crates[p] = [rng.integers(1, 6, rng.integers(0, 3)).tolist() for _ in range(4)]
+            state.crate_apples[p] = [sum(stack) for stack in state.crates[p]]
+            state.closure[p] = rng.choice(3, size=4, p=[0.6, 0.2, 0.2]).tolist()
+            state.closure[p][int(rng.integers(4))] = 0  # one crate open at least
+            state.rush_ready[p], state.rush_new[p] = int(rng.integers(0, 2)), 0
+        state.player, state.phase, state.rushes_this_turn = int(rng.integers(2)), MOVING, 0
+        state.refresh()
+        if len(state.legal_choices) > 1:  # a real choice, as the rules leave positions
+            return state
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"targetless_actions": "spent", "opponent_crates": "full"},
+        {"targetless_actions": "unplayable", "chain_rush_orders": False},
+    ],
+    ids=["spent", "unplayable"],
+)
+def test_sparse_positions_match_the_rules(options: dict) -> None:
+    """Made-up late positions, where the rare rules come up (a tile with no target spent
+    or unplayable, the player to move stuck, Order Mix-up with nothing to swap), loaded
+    and played to the end in lockstep with the rules."""
+    game = PickAndPackGame.from_options(placement="random", **options)
+    rng = np.random.default_rng(5)
+    tables = []
+    for _ in range(100):
+        table = Table(game, "score")
+        table.state = sparse_position(game, rng)
+        table.tracker.reset(table.state.scores())
+        table._state_changed()  # what Table.reset does after making its state
+        tables.append(table)
+    engine = PickAndPackVector(104, reward_mode="score", seed=0, placement="random", **options)
+    play_on(engine, tables, rng)
+
+
+def test_load_refuses_what_it_cannot_play() -> None:
+    engine = PickAndPackVector(3, seed=0)
+    state = new_table(engine.game, "win", 0).state
+    with pytest.raises(ValueError, match="one state per distinct row"):
+        engine.load([state], [0, 1])
+    other = new_table(PickAndPackGame.from_options(placement="random"), "win", 0).state
+    with pytest.raises(ValueError, match="configuration"):
+        engine.load([other], [0])
+
+
+# --- the engine's own deals ---------------------------------------------------------------
+def check_positions(engine: PickAndPackVector) -> None:
+    """Every row is a valid position: each tray in exactly one place (the grid, face up or
+    down, a crate, or in hand), the crates' counts, tops and apples agree with their stacks,
+    the scores with the crates, and each seat's tiles are two of each type."""
+    b = engine.num_envs
+
+    def field(name: str) -> np.ndarray:
+        span = SOURCE.fields[name]
+        return engine.view[:, span.start : span.stop].reshape(b, *span.shape)
+
+    stacks = field("crate_stack").astype(np.int64)  # (B, 2, 4, 36)
+    trays = np.zeros((b, 7), dtype=np.int64)
+    np.add.at(trays, (np.arange(b)[:, None], engine.apples), 1)
+    for apples in range(1, 7):
+        trays[:, apples] += (stacks == apples).sum(axis=(1, 2, 3))
+    np.add.at(trays, (np.arange(b), engine.holding), engine.holding > 0)
+    assert (trays[:, 1:] == engine.game.tray_counts).all()
+    counts = (stacks > 0).sum(axis=3)
+    assert (counts == engine.count).all()
+    assert (stacks.sum(axis=3) == engine.crate_apples).all()
+    assert ((stacks > 0)[..., :-1] >= (stacks > 0)[..., 1:]).all()  # bottom first, no gaps
+    tops = np.take_along_axis(stacks, np.maximum(counts - 1, 0)[..., None], axis=3)[..., 0]
+    assert (field("crate_top") == np.where(counts, tops, 0)).all()
+    assert (field("crate_count") == counts).all()
+    assert (engine.face_down <= (engine.apples > 0)).all()
+    placed = (engine.tile_type[..., None] == np.arange(NUM_TYPES)).sum(axis=2)
+    assert (placed + engine.to_place == 2).all()
+    assert ((engine.phase == PLACING) == (engine.tile_type < 0).any(axis=(1, 2))).all()
+    assert (engine.count <= MAX_STACK).all()
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_own_deals_are_valid_seeded_and_distinct(placement: str) -> None:
+    engine = PickAndPackVector(300, placement=placement, seed=3)
+    again = PickAndPackVector(300, placement=placement, seed=3)
+    other = PickAndPackVector(300, placement=placement, seed=4)
+    np.testing.assert_array_equal(engine.observations(), again.observations())
+    assert not np.array_equal(engine.apples, other.apples)
+    assert len({grid.tobytes() for grid in engine.apples}) == 300  # the games are dealt apart
+    assert set(engine.first_player.tolist()) == {0, 1}
+    assert (engine.apples[np.arange(300), engine.grabber] == 6).all()  # on the 6
+    check_positions(engine)
+    if placement == "random":
+        assert (engine.phase == MOVING).all() and (engine.to_place == 0).all()
+        assert len({tiles.tobytes() for tiles in engine.tile_type}) == 300
+    else:
+        assert (engine.phase == PLACING).all() and (engine.tile_type == -1).all()
+    assert (engine.scores() == 0).all()
+    rng = np.random.default_rng(0)
+    finished = 0
+    while finished < 150:  # the automatic reset deals valid games too
+        _, _, info = engine.step(noisy_actions(engine, rng))
+        check_positions(engine)
+        done = info["done"]
+        finished += len(done)
+        assert (engine.phase[done] == (MOVING if placement == "random" else PLACING)).all()
+        assert (engine.count[done] == 0).all() and (engine.scores()[done] == 0).all()
+        assert (engine.apples[done, engine.grabber[done]] == 6).all()
+        assert engine.choosers().any(axis=1).all() and engine.masks().any(axis=2).any(axis=1).all()
+    # Same seed, same actions: the same games, automatic resets included.
+    replay = PickAndPackVector(300, placement=placement, seed=3)
+    first = PickAndPackVector(300, placement=placement, seed=3)
+    rng_a, rng_b = np.random.default_rng(1), np.random.default_rng(1)
+    for _ in range(60):
+        replay.step(random_actions(replay.masks(), rng_a))
+        first.step(random_actions(first.masks(), rng_b))
+    np.testing.assert_array_equal(replay.observations(), first.observations())
+
+
+def test_illegal_action_raises_and_changes_nothing() -> None:
+    engine = PickAndPackVector(4, seed=0, placement="random")  # one chooser a game
+    before = (engine.observations(), engine.masks(), engine.choosers(), engine.scores())
+    actions = random_actions(engine.masks(), np.random.default_rng(0))
+    seat = int(np.flatnonzero(engine.choosers()[2])[0])
+    for bad in (int(np.flatnonzero(~engine.masks()[2, seat])[0]), NUM_ACTIONS, -1):
+        wrong = actions.copy()
+        wrong[2, seat] = bad
+        with pytest.raises(
+            IllegalActionError, match=f"game 2: action {bad} is illegal for player {seat}"
+        ):
+            engine.step(wrong)
+    with pytest.raises(IllegalActionError, match="shape"):
+        engine.step(actions[:, :1])
+    with pytest.raises(IllegalActionError, match="integer"):
+        engine.step(actions.astype(np.float64))
+    after = (engine.observations(), engine.masks(), engine.choosers(), engine.scores())
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_array_equal(a, b)
+    wrong = actions.copy()
+    wrong[2, 1 - seat] = 10**6  # a seat that does not choose: ignored
+    engine.step(wrong)
+
+
+def test_every_option_is_played() -> None:
+    for options in [*CONFIGS, *OTHER_OPTIONS]:
+        engine = PickAndPackVector(2, seed=0, **options)
+        assert engine.game.config == PickAndPackGame.from_options(**options).config
+    with pytest.raises(ValueError, match="placement"):
+        PickAndPackVector(2, placement="sequential")
+
+
+# --- make_vec ---------------------------------------------------------------------------
+def by_observation(observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+    """A deterministic opponent: a legal action picked by a hash of the observation."""
+    legal = np.flatnonzero(mask)
+    return int(legal[zlib.crc32(observation.tobytes()) % len(legal)])
+
+
+MAKE_VEC_CASES = [
+    pytest.param(config, mode, seat, id=f"{name}-{mode}-seat{seat}")
+    for config, name in zip(CONFIGS, CONFIG_IDS, strict=True)
+    for mode, seat in (("score", CONFIGS.index(config) % 2), ("win", 1 - CONFIGS.index(config) % 2))
+]
+
+
+@pytest.mark.parametrize(("config", "reward_mode", "seat"), MAKE_VEC_CASES)
+def test_make_vec_matches_the_gymnasium_view(config: dict, reward_mode: str, seat: int) -> None:
+    """The same deals, seat and (deterministic) opponent: the learner sees and earns the
+    same in the VecEnv as in the Gymnasium view, game by game, the opponents' turns
+    (before the learner's first choice too, whose rewards reach its first step) played
+    inside ``step``. The VecEnv's engine deals each view's games (its ``_draw`` replaced)."""
+    count = 4
+    views = [
+        gymnasium.make(GYM, opponent=by_observation, reward_mode=reward_mode, seat=seat, **config)
+        for _ in range(count)
+    ]
+    vec_env = envs.make_vec(
+        GYM,
+        num_envs=count,
+        opponent=by_observation,
+        reward_mode=reward_mode,
+        seat=seat,
+        seed=0,
+        **config,
+    )
+    deals: dict[int, tuple] = {}  # view -> the deal of its game under way
+    seeds = iter(range(1000 * CONFIGS.index(config), 10**6))
+    opponent_first = 0  # games where the opponent chose before the learner's first choice
+
+    def reset(b: int) -> np.ndarray:
+        """A new game in view ``b``, its deal kept for the VecEnv's engine."""
+        nonlocal opponent_first
+        table = views[b].unwrapped.table
+        dealt = []
+        table_reset = table.reset
+        table.reset = lambda rng: (table_reset(rng), dealt.append(table.state.clone()))
+        observation, _ = views[b].reset(seed=next(seeds))
+        del table.reset
+        deals[b] = deal_of(dealt[0])
+        opponent_first += not np.array_equal(observation, dealt[0].game.observation(dealt[0], seat))
+        return observation
+
+    def draw(games: np.ndarray):
+        return stacked([deals[b] for b in games.tolist()])
+
+    vec_env.engine._draw = draw
+    started = [reset(b) for b in range(count)]
+    np.testing.assert_array_equal(vec_env.reset(), np.stack(started))
+    rng = np.random.default_rng(0)
+    games = 0
+    while games < 12:
+        masks = vec_env.action_masks()
+        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
+        expected = []
+        for b, view in enumerate(views):  # the views first: a game that ends is dealt again
+            np.testing.assert_array_equal(masks[b], view.unwrapped.action_masks())
+            observation, reward, terminated, _, _ = view.step(int(actions[b]))
+            final = view.unwrapped.table.state.scores() if terminated else None
+            after = reset(b) if terminated else observation
+            expected.append((observation, reward, terminated, final, after))
+        observations, rewards, dones, infos = vec_env.step(actions)
+        for b, (observation, reward, terminated, final, after) in enumerate(expected):
+            assert rewards[b] == np.float32(reward) and dones[b] == terminated
+            if terminated:
+                np.testing.assert_array_equal(infos[b]["terminal_observation"], observation)
+                np.testing.assert_array_equal(infos[b]["scores"], final)
+                assert infos[b]["seat"] == seat
+                games += 1
+            else:
+                assert infos[b] == {}
+            np.testing.assert_array_equal(observations[b], after)
+    if config["placement"] != "simultaneous":
+        assert opponent_first > 0  # the path where the opponent plays first was taken
+
+
+def test_make_vec_heuristic_opponent_and_maskable_ppo() -> None:
+    """The heuristic opponent (the per-game agent, game by game) in make_vec, and a short
+    MaskablePPO run on it."""
+    from sb3_contrib import MaskablePPO
+
+    vec_env = envs.make_vec(GYM, num_envs=8, opponent="heuristic", seed=0)
+    model = MaskablePPO("MlpPolicy", vec_env, n_steps=32, batch_size=128, seed=0, device="cpu")
+    model.learn(256)
+    assert model.num_timesteps >= 256
