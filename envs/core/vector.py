@@ -246,7 +246,7 @@ def vec_env_class() -> type:
             self._reset_seeds()
             self._reset_options()
             self._until_the_learner_chooses(
-                np.zeros(self.num_envs, dtype=np.float32),
+                np.zeros(self.num_envs),
                 np.zeros(self.num_envs, dtype=bool),
                 [{} for _ in range(self.num_envs)],
             )
@@ -273,7 +273,7 @@ def vec_env_class() -> type:
             illegal = np.flatnonzero(~legal)
             before = engine.observations_of(seats)[illegal] if len(illegal) else None
             rewards, terminated, info = engine.step(joint)
-            reward = (rewards[rows, seats] + self._carried).astype(np.float32)
+            reward = rewards[rows, seats] + self._carried  # float64 until returned
             self._carried[:] = 0.0
             self._fresh[:] = False
             dones = terminated.copy()
@@ -293,7 +293,7 @@ def vec_env_class() -> type:
                     }
                 self._restart(illegal)
             self._until_the_learner_chooses(reward, dones, infos)
-            return engine.observations_of(self.seats), reward, dones, infos
+            return engine.observations_of(self.seats), reward.astype(np.float32), dones, infos
 
         def _report_ends(
             self, info: dict[str, np.ndarray], dones: np.ndarray, infos: list[dict[str, Any]]

@@ -1,0 +1,677 @@
+"""The batched Pickup engine (envs/pickup/vector.py) against the rules, and make_vec.
+
+Differential tests: from the same positions and the same actions, ``PickupVector``
+gives the same observations, masks, choosers, rewards (both modes), terminations and
+scores as ``envs.core.table.Table`` over ``envs/pickup/rules.py``, for every
+configuration in ``SPEC.configurations``. The engine's rows are loaded from the
+reference states, and its one source of chance, ``_shuffle``, is replaced by the
+reference's outcome where the reference has drawn it (the reshuffle between hands of
+the longer game). Its batched heuristic makes the same choices as
+``training.agents.pickup.PickupHeuristic``; ``make_vec`` shows the learner what the
+Gymnasium view shows it, opponents' pickup choices included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gymnasium
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envs
+from envs.core.batched import random_actions
+from envs.core.game import IllegalActionError
+from envs.core.table import Table
+from envs.pickup import SPEC
+from envs.pickup.rules import (
+    DECK,
+    DECK_COUNTS,
+    DECK_SIZE,
+    NO_SEAT,
+    NUM_RANKS,
+    POOL_SIZE,
+    RANK_INDEX,
+    PickupGame,
+    PickupState,
+)
+from envs.pickup.vector import (
+    SAMPLES,
+    PickupVector,
+    draw_picks,
+    heuristic_actions,
+    heuristic_values,
+)
+
+PICKUP = "hiddenhand/Pickup-v0"
+CONFIGS = [dict(options) for options in SPEC.configurations]
+LONGER = {"num_players": 3, "target_score": 100}
+assert LONGER in CONFIGS
+
+
+def config_id(options: dict) -> str:
+    return "-".join(f"{key}={value}" for key, value in options.items())
+
+
+def new_table(game: PickupGame, reward_mode: str, seed: int) -> Table:
+    table = Table(game, reward_mode)
+    table.reset(np.random.default_rng(seed))
+    return table
+
+
+def deck_of(state: PickupState) -> np.ndarray:
+    """The deck order that deals ``state``'s hand as the engine deals: the hands seat by
+    seat, the stock in its order, then the first pool (a state at the start of a hand)."""
+    parts = [np.repeat(RANK_INDEX, hand) for hand in state.hands]
+    parts += [np.array(state.stock, dtype=np.int64), np.repeat(RANK_INDEX, state.pool)]
+    deck = np.concatenate(parts)
+    assert len(deck) == DECK_SIZE
+    return deck
+
+
+def reference_shuffle(engine: PickupVector, state_of: Callable[[int], PickupState | None]):
+    """Replace ``engine._shuffle``: the deck of row ``g`` is that of ``state_of(g)`` (a
+    reference that has just dealt a new hand), or drawn by the engine where it gives None.
+    Returns the list of the rows so dealt."""
+    shuffle = engine._shuffle
+    dealt: list[int] = []
+
+    def replaced(games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        decks, dealers = shuffle(games)
+        for i, game in enumerate(games.tolist()):
+            state = state_of(game)
+            if state is not None:
+                decks[i] = deck_of(state)
+                dealt.append(game)
+        return decks, dealers
+
+    engine._shuffle = replaced
+    return dealt
+
+
+class Lockstep:
+    """Reference tables in rows of one engine, loaded from their states. Where a table's
+    game ends, ``new_table()`` gives its successor (loaded into that row), or, without
+    it, the row leaves the lockstep (the engine plays its own games there)."""
+
+    def __init__(
+        self,
+        options: dict,
+        reward_mode: str,
+        tables: list[Table],
+        rows: np.ndarray | None = None,
+        num_envs: int | None = None,
+        new_table: Callable[[], Table] | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.game = PickupGame.from_options(**options)
+        rows = np.arange(len(tables)) if rows is None else np.asarray(rows)
+        self.engine = PickupVector(
+            num_envs or len(tables), reward_mode=reward_mode, seed=seed, **options
+        )
+        self.engine.load([t.state for t in tables], rows)
+        self.tables = dict(zip(rows.tolist(), tables, strict=True))
+        self.new_table = new_table
+        self.finished = self.steps = 0
+        self.reshuffled = reference_shuffle(self.engine, self._dealing)
+
+    def _dealing(self, row: int) -> PickupState | None:
+        table = self.tables.get(row)
+        return None if table is None or table.terminal else table.state
+
+    def check_views(self) -> None:
+        engine, n = self.engine, self.game.num_players
+        observations, masks = engine.observations(), engine.masks()
+        choosers, scores = engine.choosers(), engine.scores()
+        assert observations.dtype == np.float32 and masks.dtype == bool
+        assert choosers.dtype == bool and scores.dtype == np.float64
+        rows = list(self.tables)
+        tables = list(self.tables.values())
+        expected = np.array([[t.observation(p) for p in range(n)] for t in tables])
+        np.testing.assert_array_equal(observations[rows], expected)
+        expected = np.array([[t.legal_mask(p) for p in range(n)] for t in tables], dtype=bool)
+        np.testing.assert_array_equal(masks[rows], expected)
+        expected = np.array([[p in t.choosers for p in range(n)] for t in tables])
+        np.testing.assert_array_equal(choosers[rows], expected)
+        np.testing.assert_array_equal(scores[rows], [t.state.scores() for t in tables])
+        for single, seat in ((rows[:1], 0), (rows[-1:], n - 1)):  # observe() as well
+            np.testing.assert_array_equal(
+                engine.observe(np.array(single), np.array([seat])), observations[single, seat]
+            )
+
+    def random_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """Uniform legal actions for the choosers, junk for the others (ignored)."""
+        masks = self.engine.masks()
+        junk = rng.integers(-5, 15, size=masks.shape[:2])
+        return np.where(self.engine.choosers(), random_actions(masks, rng), junk)
+
+    def step(self, actions: np.ndarray) -> None:
+        """The references first (so that a new hand is dealt there before the engine
+        asks for its deck), then the engine."""
+        n = self.game.num_players
+        expected = {}
+        for row, table in self.tables.items():
+            for p in table.waiting_for():
+                expected[row] = table.commit(p, int(actions[row, p]))
+        rewards, terminated, info = self.engine.step(actions)
+        self.steps += 1
+        done = info["done"].tolist()
+        assert done == np.flatnonzero(terminated).tolist()
+        assert info["terminal_observations"].shape == (len(done), n, self.engine.observation_size)
+        for row, table in list(self.tables.items()):
+            np.testing.assert_array_equal(rewards[row], expected[row])
+            assert bool(terminated[row]) == table.terminal
+            if not table.terminal:
+                continue
+            i = done.index(row)
+            final = [table.observation(p) for p in range(n)]
+            np.testing.assert_array_equal(info["terminal_observations"][i], final)
+            np.testing.assert_array_equal(info["terminal_scores"][i], table.state.scores())
+            self.finished += 1
+            if self.new_table is None:
+                del self.tables[row]
+            else:
+                self.tables[row] = table = self.new_table()
+                self.engine.load([table.state], [row])
+
+    def run(self, rng: np.random.Generator, games: int) -> None:
+        while self.finished < games and self.tables:
+            self.check_views()
+            self.step(self.random_actions(rng))
+        if self.tables:
+            self.check_views()
+
+
+def fresh_lockstep(options: dict, reward_mode: str, count: int, seed: int) -> Lockstep:
+    game = PickupGame.from_options(**options)
+    dealt = iter(range(seed * 100_003, seed * 100_003 + 10**6))
+
+    def table() -> Table:
+        return new_table(game, reward_mode, next(dealt))
+
+    return Lockstep(options, reward_mode, [table() for _ in range(count)], new_table=table)
+
+
+@pytest.mark.parametrize("options", CONFIGS, ids=config_id)
+@pytest.mark.parametrize("reward_mode", ["win", "score"])
+def test_games_match_the_rules(options: dict, reward_mode: str) -> None:
+    """100 games per configuration and reward mode (200 per configuration)."""
+    count = 30 if options == LONGER else 40
+    lockstep = fresh_lockstep(options, reward_mode, count, seed=len(options) + 7)
+    choices = 0
+    rng = np.random.default_rng(options["num_players"])
+    while lockstep.finished < 100:
+        lockstep.check_views()
+        choices += int((lockstep.engine.chooser >= 0).sum())
+        lockstep.step(lockstep.random_actions(rng))
+    lockstep.check_views()
+    assert choices > 0  # pickup choices were made
+    if options == LONGER:  # hands reshuffled mid-game, in lockstep with the rules
+        assert len(lockstep.reshuffled) > 50
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 2, "target_score": 1},
+        {"num_players": 5, "target_score": "book"},
+        {"num_players": 6, "target_score": 40},
+    ],
+    ids=config_id,
+)
+def test_other_targets_match_the_rules(options: dict) -> None:
+    """Options beyond SPEC's configurations: the engine plays every target."""
+    lockstep = fresh_lockstep(options, "score", count=8, seed=3)
+    lockstep.run(np.random.default_rng(4), games=12)
+    assert lockstep.finished >= 12
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    options=st.sampled_from(CONFIGS),
+    reward_mode=st.sampled_from(["win", "score"]),
+    seed=st.integers(0, 2**32 - 1),
+    data=st.data(),
+)
+def test_hypothesis_games_match_the_rules(options, reward_mode, seed, data) -> None:
+    lockstep = fresh_lockstep(options, reward_mode, count=2, seed=seed)
+    n = options["num_players"]
+    while lockstep.finished < 2 and lockstep.steps < 120:
+        lockstep.check_views()
+        masks, choosers = lockstep.engine.masks(), lockstep.engine.choosers()
+        actions = np.zeros(masks.shape[:2], dtype=np.int64)
+        for b in range(masks.shape[0]):
+            for p in range(n):
+                if choosers[b, p]:
+                    legal = np.flatnonzero(masks[b, p]).tolist()
+                    actions[b, p] = data.draw(st.sampled_from(legal))
+                else:
+                    actions[b, p] = data.draw(st.integers(-3, 12))  # ignored
+        lockstep.step(actions)
+
+
+def played_part_way(
+    game: PickupGame, reward_mode: str, rng: np.random.Generator, seed: int
+) -> Table | None:
+    table = new_table(game, reward_mode, seed)
+    for _ in range(int(rng.integers(0, 40))):
+        for p in table.waiting_for():
+            table.commit(p, int(rng.choice(np.flatnonzero(table.legal_mask(p)))))
+        if table.terminal:
+            return None
+    return table
+
+
+@pytest.mark.parametrize("options", CONFIGS, ids=config_id)
+def test_load_puts_mid_game_positions_into_rows(options: dict) -> None:
+    """Reference games played part way (some in a pickup choice, some in later hands of
+    the longer game) and positions resampled for a seat (``State.resample``, through
+    ``Table.determinise``), loaded into any rows, then played on in lockstep."""
+    game = PickupGame.from_options(**options)
+    rng = np.random.default_rng(options["num_players"] + 31)
+    reward_mode = "score" if options["num_players"] % 2 else "win"
+    tables: list[Table] = []
+    seed = 0
+    while len(tables) < 24:
+        seed += 1
+        table = played_part_way(game, reward_mode, rng, seed)
+        if table is None:
+            continue
+        tables.append(table)
+        seat = int(rng.integers(game.num_players))
+        tables.append(table.determinise(seat, np.random.default_rng(seed)))
+    choosing = sum(t.state.chooser != NO_SEAT for t in tables)
+    assert choosing > 0 and sum(t.state.round > 0 for t in tables) > 0
+    if options == LONGER:
+        assert sum(t.state.hand_number > 0 for t in tables) > 0
+    # The resampled hands and stock differ from the originals' somewhere.
+    assert any(
+        a.state.stock != b.state.stock for a, b in zip(tables[::2], tables[1::2], strict=True)
+    )
+    rows = np.arange(len(tables))[::-1] + 3  # any rows, in any order; rows 0-2 play alone
+    lockstep = Lockstep(options, reward_mode, tables, rows, num_envs=len(tables) + 3)
+    lockstep.run(rng, games=len(tables))
+    assert lockstep.finished == len(tables)
+    with pytest.raises(ValueError, match="one state per distinct row"):
+        lockstep.engine.load([tables[0].state], [0, 1])
+    with pytest.raises(ValueError, match="not over"):
+        lockstep.engine.load([tables[0].state], [0])  # it is over now
+
+
+# --- the engine's own deals ------------------------------------------------------------
+def check_rows(engine: PickupVector, rows: np.ndarray) -> None:
+    """The rows hold valid positions: every card in one place, hands, pool and stock of
+    the round's sizes, scores the banked points plus the piles, the tables' fields."""
+    n, size = engine.num_players, engine.hand_size
+    rows = rows[~engine.finished[rows]]
+    hands = engine.hands[rows].astype(np.int64)
+    assert (np.sort(engine.deck[rows], axis=1) == DECK).all()  # each deck a whole deck
+    rounds = engine.round[rows]
+    choosing = engine.chooser[rows] != NO_SEAT
+    assert (hands.sum(axis=2) == (size - rounds - choosing)[:, None]).all()
+    assert ((engine.pool[rows].sum(axis=1) == POOL_SIZE) | choosing).all()
+    # The stock: the deck between the hands and the pools dealt so far.
+    stock = np.zeros((len(rows), NUM_RANKS), dtype=np.int64)
+    for i, row in enumerate(rows.tolist()):
+        left = engine.deck[row, n * size : DECK_SIZE - POOL_SIZE * (rounds[i] + 1)]
+        stock[i] = np.bincount(left, minlength=NUM_RANKS)
+    # Not shown this hand: the hands and the stock.
+    np.testing.assert_array_equal(engine.unshown[rows], hands.sum(axis=1) + stock)
+    np.testing.assert_array_equal(engine.unseen[rows], engine.unshown[rows][:, None] - hands)
+    placed = hands.sum(axis=1) + engine.pool[rows] + engine.piles[rows].sum(axis=1) + stock
+    assert (placed <= DECK_COUNTS).all()
+    totals = engine.banked[rows] + engine.piles[rows] @ (RANK_INDEX + 1.0)
+    np.testing.assert_array_equal(engine.scores()[rows], totals)
+    np.testing.assert_array_equal(engine.dealer_onehot[rows], np.eye(n)[engine.dealer[rows]])
+    np.testing.assert_array_equal(engine.last_onehot[rows], np.eye(n)[engine.last_actor[rows]])
+    chooser = np.eye(n + 1)[engine.chooser[rows]][:, :n]  # NO_SEAT (-1): zeros
+    np.testing.assert_array_equal(engine.chooser_onehot[rows], chooser)
+    np.testing.assert_array_equal(engine.round_onehot[rows], np.eye(size)[rounds])
+
+
+def check_new_deals(engine: PickupVector, rows: np.ndarray) -> None:
+    n, size = engine.num_players, engine.hand_size
+    check_rows(engine, rows)
+    assert (engine.round[rows] == 0).all() and (engine.chooser[rows] == NO_SEAT).all()
+    assert (engine.hands[rows].sum(axis=2) == size).all()
+    assert (engine.piles[rows] == 0).all() and (engine.revealed[rows] == 0).all()
+    assert (engine.order[rows] == 0).all() and (engine.played[rows] == NO_SEAT).all()
+    np.testing.assert_array_equal(engine.last_actor[rows], engine.dealer[rows])
+    assert engine.choosers()[rows].all() and engine.masks()[rows].any(axis=2).all()
+    # The hands and first pool are the deck's first N*H and last 5 cards.
+    for row in rows.tolist():
+        deck = engine.deck[row]
+        hands = [
+            np.bincount(deck[p * size : (p + 1) * size], minlength=NUM_RANKS) for p in range(n)
+        ]
+        np.testing.assert_array_equal(engine.hands[row], hands)
+        np.testing.assert_array_equal(
+            engine.pool[row], np.bincount(deck[-POOL_SIZE:], minlength=10)
+        )
+
+
+@pytest.mark.parametrize("options", CONFIGS, ids=config_id)
+def test_own_deals_are_valid_seeded_and_distinct(options: dict) -> None:
+    engine = PickupVector(300, seed=3, **options)
+    again = PickupVector(300, seed=3, **options)
+    other = PickupVector(300, seed=4, **options)
+    np.testing.assert_array_equal(engine.observations(), again.observations())
+    assert (engine.observations() != other.observations()).any()
+    assert (engine.scores() == 0).all()
+    check_new_deals(engine, engine._all)
+    assert len({deck.tobytes() for deck in engine.deck}) == 300  # the games are dealt apart
+    assert len({hands.tobytes() for hands in engine.hands}) == 300
+    assert set(engine.dealer.tolist()) == set(range(engine.num_players))
+    rng = np.random.default_rng(0)
+    dealt = reshuffled = 0
+    for _ in range(150 if options == LONGER else 30):  # automatic reset deals valid games
+        banked, dealer = engine.banked.copy(), engine.dealer.copy()
+        _, terminated, info = engine.step(random_actions(engine.masks(), rng))
+        check_rows(engine, engine._all)
+        check_new_deals(engine, info["done"])
+        dealt += len(info["done"])
+        # A new hand of the longer game: banked points kept, the dealer moved left.
+        new_hand = np.flatnonzero((engine.banked != banked).any(axis=1) & ~terminated)
+        reshuffled += len(new_hand)
+        assert (engine.round[new_hand] == 0).all() and (engine.piles[new_hand] == 0).all()
+        assert (engine.hands[new_hand].sum(axis=2) == engine.hand_size).all()
+        np.testing.assert_array_equal(engine.scores()[new_hand], engine.banked[new_hand])
+        np.testing.assert_array_equal(
+            engine.dealer[new_hand], (dealer[new_hand] + 1) % engine.num_players
+        )
+    assert dealt > 100
+    if options == LONGER:
+        assert reshuffled > 100
+        assert (engine.banked < LONGER["target_score"]).all()
+
+
+def test_a_longer_games_next_hand_passes_the_deal_left() -> None:
+    """The reference's new hand and the engine's agree on everything but the deck (the
+    engine draws its own): dealer, banked scores, round, reveal cleared."""
+    options = LONGER
+    game = PickupGame.from_options(**options)
+    rng = np.random.default_rng(5)
+    table = new_table(game, "win", 5)
+    engine = PickupVector(1, **options)
+    engine.load([table.state])
+    while table.state.hand_number == 0:
+        actions = random_actions(engine.masks(), rng)
+        for p in table.waiting_for():
+            table.commit(p, int(actions[0, p]))
+        engine.step(actions)
+    layout = game.observation_layout
+    for p in range(game.num_players):
+        ours = layout.views(engine.observations()[0, p])
+        theirs = layout.views(table.observation(p))
+        for name in ("piles", "revealed", "order", "last_actor", "dealer", "chooser", "round"):
+            np.testing.assert_array_equal(ours[name], theirs[name])
+        np.testing.assert_array_equal(ours["scores"], theirs["scores"])
+    assert ours["hand"].sum() == game.hand_size and ours["pool"].sum() == POOL_SIZE
+
+
+def test_illegal_action_raises_and_changes_nothing() -> None:
+    engine = PickupVector(64, num_players=4, seed=0)
+    rng = np.random.default_rng(1)
+    while not (engine.chooser >= 0).any():
+        engine.step(random_actions(engine.masks(), rng))
+    before = (engine.observations(), engine.masks().copy(), engine.choosers().copy())
+    state = [engine.table.copy(), engine.played.copy(), engine.chooser.copy()]
+    scores = engine.scores()
+    row = int(np.flatnonzero(engine.chooser >= 0)[0])
+    seat = int(engine.chooser[row])
+    playing = int(np.flatnonzero(engine.chooser < 0)[0])
+    actions = random_actions(engine.masks(), rng)
+    for game, player in ((row, seat), (playing, 2)):
+        bad = actions.copy()
+        bad[game, player] = int(np.flatnonzero(~engine.masks()[game, player])[0])
+        message = f"game {game}: action {bad[game, player]} is illegal for player {player}"
+        with pytest.raises(IllegalActionError, match=message):
+            engine.step(bad)
+    out_of_range = actions.copy()
+    out_of_range[row, seat] = 10
+    with pytest.raises(IllegalActionError, match=f"game {row}: action 10 is illegal"):
+        engine.step(out_of_range)
+    with pytest.raises(IllegalActionError, match="shape"):
+        engine.step(actions[:, :2])
+    with pytest.raises(IllegalActionError, match="integer"):
+        engine.step(actions.astype(float))
+    np.testing.assert_array_equal(engine.observations(), before[0])
+    np.testing.assert_array_equal(engine.masks(), before[1])
+    np.testing.assert_array_equal(engine.choosers(), before[2])
+    np.testing.assert_array_equal(engine.scores(), scores)
+    for kept, now in zip(state, (engine.table, engine.played, engine.chooser), strict=True):
+        np.testing.assert_array_equal(kept, now)
+    # The chooser's seat alone is read in a pickup choice: the others' junk is ignored.
+    actions[row, (seat + 1) % 4] = 99
+    engine.step(actions)
+    with pytest.raises(ValueError, match="num_players"):
+        PickupVector(2, num_players=7)
+    with pytest.raises(ValueError, match="target_score"):
+        PickupVector(2, num_players=3, target_score=0)
+
+
+# --- the batched heuristic -----------------------------------------------------------
+def test_batched_heuristic_makes_the_heuristics_choices() -> None:
+    """Positions of real games (every configuration; card and rank choices) with the same
+    draws per row as the per-game heuristic makes: the same values, the same choices,
+    exact ties included."""
+    from training.agents.pickup import PickupHeuristic
+
+    checked = rank_choices = ties = 0
+    for options in CONFIGS:
+        engine = PickupVector(24, seed=5, **options)
+        game = engine.game
+        heuristic = PickupHeuristic(game)
+        fields = game.observation_layout.fields
+        chooser, unseen = fields["chooser"].start, fields["unseen"]
+        rng = np.random.default_rng(11)
+        for step in range(16):
+            observations = engine.observations().reshape(-1, engine.observation_size)
+            masks = engine.masks().reshape(-1, NUM_RANKS)
+            rows = np.flatnonzero(masks.any(axis=1))
+            observations, masks = observations[rows], masks[rows]
+            sizes = observations[:, unseen.start : unseen.stop].sum(axis=1).astype(int)
+            n = game.num_players
+            picks = draw_picks(sizes, n - 1, rng)  # replaced where the heuristic draws
+            noise = np.zeros(masks.shape)
+            single = []
+            for i in range(len(rows)):
+                seed = step * 100_000 + i
+                draws = np.random.default_rng(seed)
+                legal = int(masks[i].sum())
+                if observations[i, chooser]:  # a rank choice: the tie-break only
+                    noise[i, masks[i]] = draws.random(legal)
+                elif legal > 1:  # a card: the imagined deals, then the tie-break
+                    keys = draws.random((SAMPLES, sizes[i]))
+                    picks[i] = keys.argsort(axis=1)[:, : n - 1]
+                    noise[i, masks[i]] = draws.random(legal)
+                mask8 = masks[i].astype(np.int8)
+                single.append(heuristic.act(observations[i], mask8, np.random.default_rng(seed)))
+            values = heuristic_values(observations, masks, game, picks)
+            batched = heuristic_actions(observations, masks, game, picks, noise)
+            np.testing.assert_array_equal(batched, single)
+            for i in np.flatnonzero(observations[:, chooser]).tolist():
+                views = game.observation_layout.views(observations[i])
+                legal = np.flatnonzero(masks[i]).tolist()
+                np.testing.assert_array_equal(
+                    values[i, legal], heuristic.pickup_values(views, legal)
+                )
+                rank_choices += 1
+            best = np.where(masks, values, -np.inf)
+            ties += int(((best == best.max(axis=1, keepdims=True)).sum(axis=1) > 1).sum())
+            checked += len(rows)
+            engine.step(random_actions(engine.masks(), rng))
+    assert checked >= 2000 and rank_choices >= 300 and ties > 0  # exact ties are broken alike
+
+
+def test_the_engines_imagined_deals_have_the_heuristics_law() -> None:
+    """``draw_picks`` (the engine's draws) and the per-game heuristic's first places of
+    an argsort of uniform keys: uniform ordered samples without replacement."""
+    rng = np.random.default_rng(2)
+    size, count = 6, 3
+    picks = draw_picks(np.full(20_000, size), count, rng)  # (20000, 6, 3)
+    assert picks.shape == (20_000, SAMPLES, count) and picks.min() >= 0
+    assert (
+        picks.max() < size
+        and (np.sort(picks, axis=2)[..., 1:] > np.sort(picks, axis=2)[..., :-1]).all()
+    )
+    codes = (picks[..., 0] * size + picks[..., 1]) * size + picks[..., 2]
+    frequencies = np.bincount(codes.ravel(), minlength=size**3)
+    seen = frequencies[frequencies > 0]
+    assert len(seen) == size * (size - 1) * (size - 2)  # every ordered triple, nothing else
+    expected = codes.size / len(seen)
+    chi2 = ((seen - expected) ** 2 / expected).sum()
+    assert chi2 < len(seen) + 6 * np.sqrt(2 * len(seen))  # 119 degrees of freedom
+    # A size of exactly ``count`` gives permutations; the per-game law for comparison.
+    keys = rng.random((20_000, size)).argsort(axis=1)[:, :count]
+    reference = np.bincount(
+        ((keys[:, 0] * size + keys[:, 1]) * size + keys[:, 2]), minlength=size**3
+    )
+    assert (reference > 0).sum() == len(seen)
+    perms = draw_picks(np.full(1000, count), count, rng)
+    assert (np.sort(perms, axis=2) == np.arange(count)).all()
+
+
+def test_heuristic_opponent_beats_random_in_make_vec() -> None:
+    """The learner plays random moves against the batched heuristic and loses mostly."""
+    vec_env = envs.make_vec(PICKUP, num_envs=64, opponent="heuristic", seed=0, num_players=3)
+    vec_env.reset()
+    rng = np.random.default_rng(0)
+    results: list[float] = []
+    while len(results) < 200:
+        masks = vec_env.action_masks()
+        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
+        _, rewards, dones, _ = vec_env.step(actions)
+        results += rewards[dones].tolist()
+    assert np.mean(np.array(results) < 0) > 0.6
+
+
+# --- make_vec -------------------------------------------------------------------------
+def untrained_policy(options: dict):
+    from sb3_contrib import MaskablePPO
+
+    from training.agents.policy import PolicyAgent
+
+    vec_env = envs.make_vec(PICKUP, num_envs=2, seed=0, **options)
+    return PolicyAgent(MaskablePPO("MlpPolicy", vec_env, seed=3, device="cpu"))
+
+
+@pytest.mark.parametrize(
+    ("options", "reward_mode"),
+    [
+        ({"num_players": 2}, "win"),
+        ({"num_players": 4}, "score"),
+        ({"num_players": 6}, "win"),
+        (LONGER, "score"),
+        (LONGER, "win"),
+    ],
+    ids=lambda value: config_id(value) if isinstance(value, dict) else value,
+)
+def test_make_vec_matches_the_gymnasium_view(options: dict, reward_mode: str) -> None:
+    """The same deals, seats and (deterministic) opponent: the learner sees and earns the
+    same in the VecEnv as in the Gymnasium view, game by game. The opponents' pickup
+    choices (turns that leave the learner out) are played inside ``step`` on both sides,
+    some games end on them, and the longer game's reshuffles are the views' own."""
+    policy = untrained_policy(options)
+    count = 6
+    views = [
+        gymnasium.make(PICKUP, opponent=policy, reward_mode=reward_mode, **options)
+        for _ in range(count)
+    ]
+    vec_env = envs.make_vec(
+        PICKUP, num_envs=count, opponent=policy, reward_mode=reward_mode, **options
+    )
+    engine = vec_env.engine
+    rng = np.random.default_rng(0)
+    started = [view.reset(seed=10 + i) for i, view in enumerate(views)]
+    vec_env.reset()
+
+    def dealing(b: int) -> PickupState | None:
+        table = views[b].unwrapped.table
+        return None if table.terminal else table.state
+
+    reshuffled = reference_shuffle(engine, dealing)
+    alone: list[int] = []  # games stepped by the opponents alone, and those that ended so
+    ended_alone: list[int] = []
+    step = engine.step
+
+    def counted(actions: np.ndarray, games: np.ndarray | None = None):
+        result = step(actions, games)
+        if games is not None:
+            alone.extend(games.tolist())
+            ended_alone.extend(result[2]["done"].tolist())
+        return result
+
+    engine.step = counted
+
+    def align(b: int) -> None:  # the VecEnv's game b dealt as view b's, same seat
+        engine.load([views[b].unwrapped.table.state], [b])
+        vec_env.seats[b] = views[b].unwrapped.learner
+
+    for b in range(count):
+        align(b)
+    # Nothing is revealed before the learner's first choice: it chooses in the first
+    # choice of every game (the play phase), with nothing carried.
+    assert engine.choosers()[np.arange(count), vec_env.seats].all()
+    observations = engine.observations_of(vec_env.seats)
+    for b in range(count):
+        np.testing.assert_array_equal(observations[b], started[b][0])
+        np.testing.assert_array_equal(vec_env.action_masks()[b], started[b][1]["action_mask"])
+    games = 0
+    target = 8 if options.get("target_score") else 20
+    while games < target:
+        masks = vec_env.action_masks()
+        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
+        results = []
+        for b, view in enumerate(views):  # the views first: their new hands are dealt
+            np.testing.assert_array_equal(masks[b], view.unwrapped.action_masks())
+            results.append(view.step(int(actions[b])))
+        observations, rewards, dones, infos = vec_env.step(actions)
+        for b, view in enumerate(views):
+            observation, reward, terminated, truncated, info = results[b]
+            # make_vec adds the rewards of the opponents' turns in float32, the view in
+            # float64 in another order: equal to float32 precision.
+            assert rewards[b] == pytest.approx(reward, rel=1e-6, abs=1e-6)
+            assert dones[b] == terminated and not truncated
+            if terminated:
+                np.testing.assert_array_equal(infos[b]["terminal_observation"], observation)
+                np.testing.assert_array_equal(
+                    infos[b]["scores"], view.unwrapped.table.state.scores()
+                )
+                assert infos[b]["seat"] == info["seat"]
+                view.reset(seed=1000 + games)
+                align(b)
+                games += 1
+            else:
+                np.testing.assert_array_equal(observations[b], observation)
+                assert infos[b] == {}
+        observations = engine.observations_of(vec_env.seats)
+        for b, view in enumerate(views):
+            np.testing.assert_array_equal(observations[b], view.unwrapped._observe())
+            np.testing.assert_array_equal(vec_env.action_masks()[b], view.unwrapped.action_masks())
+    assert len(alone) > 20 and ended_alone  # the opponents' turns, some ending games
+    if options.get("target_score"):
+        assert len(reshuffled) > 5
+
+
+def test_make_vec_illegal_action_ends_the_game_like_the_gymnasium_view() -> None:
+    vec_env = envs.make_vec(PICKUP, num_envs=3, seed=1)
+    before = vec_env.reset()
+    actions = np.argmax(vec_env.action_masks(), axis=1)
+    actions[1] = int(np.flatnonzero(~vec_env.action_masks()[1])[0])
+    _, rewards, dones, infos = vec_env.step(actions)
+    assert rewards[1] == -1.0 and dones[1]
+    assert "illegal" in infos[1]["illegal_action"]
+    np.testing.assert_array_equal(infos[1]["terminal_observation"], before[1])
+    assert vec_env.engine.round[1] == 0 and vec_env.engine.scores()[1].sum() == 0
+
+
+def test_maskable_ppo_learns_on_make_vec() -> None:
+    from sb3_contrib import MaskablePPO
+
+    vec_env = envs.make_vec(PICKUP, num_envs=16, opponent="heuristic", seed=0)
+    model = MaskablePPO("MlpPolicy", vec_env, n_steps=32, batch_size=128, seed=0, device="cpu")
+    model.learn(512)
+    assert model.num_timesteps >= 512
