@@ -16,13 +16,13 @@ turn (so load changes on a shared machine fall on all cases alike); ratios are t
 game whose rules and encoder cost nothing through ``raw_env``: what every game pays
 before its own rules.
 
-Games with a batched engine (``envs/<game>/vector.py``; today Pico) get more rows:
-``batched B=...``, random masked play of B games in lockstep with every seat's
-observation produced at every step, counting agent steps (one seat's decision,
-as the AEC rows count), and ``make_vec B=1,024``, the SB3 VecEnv over it with
-random opponents, counting learner steps (as the ``gymnasium`` row counts).
-``× raw_env`` and ``× gymnasium`` are ratios to those rows of the same game and
-configuration; games/s compares every interface directly.
+Every row counts agent steps: one seat's decision, whoever makes it (in the
+``gymnasium`` and ``make_vec`` rows, the learner's and the opponents' inside the
+step). Every game has a batched engine (``envs/<game>/vector.py``) and gets more
+rows: ``batched B=...``, random masked play of B games in lockstep with every seat's
+observation produced at every step, and ``make_vec B=1,024``, the SB3 VecEnv over it
+with random opponents. ``× raw_env`` and ``× gymnasium`` are ratios to those rows of
+the same game and configuration; games/s compares every interface directly.
 """
 
 from __future__ import annotations
@@ -141,9 +141,30 @@ def parallel_runner(make: Callable[[], HiddenHandParallel]) -> Runner:
     return run
 
 
+class CountingRandom:
+    """A random opponent that counts its decisions (one by one, or a batch at a time)."""
+
+    uses_observation = False
+
+    def __init__(self) -> None:
+        self.decisions = 0
+
+    def act(self, observation, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        self.decisions += 1
+        return pick(action_mask, rng)
+
+    def act_batch(self, observations, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        self.decisions += len(masks)
+        keys = rng.random(masks.shape)
+        keys[~masks] = -1.0
+        return np.argmax(keys, axis=-1)
+
+
 def gym_runner(gym_id: str, config: dict) -> Runner:
     def run(seconds: float) -> tuple[int, int]:
-        env, rng = gymnasium.make(gym_id, **config), np.random.default_rng(0)
+        opponent = CountingRandom()
+        env = gymnasium.make(gym_id, opponent=opponent, **config)
+        rng = np.random.default_rng(0)
         steps = games = 0
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
@@ -154,7 +175,7 @@ def gym_runner(gym_id: str, config: dict) -> Runner:
                 done = terminated or truncated
                 steps += 1
             games += 1
-        return steps, games
+        return steps + opponent.decisions, games
 
     return run
 
@@ -191,7 +212,6 @@ def batched_runner(engine_class: type, config: dict, num_envs: int) -> Runner:
 
     def run(seconds: float) -> tuple[int, int]:
         engine, rng = engine_class(num_envs, seed=0, **config), np.random.default_rng(0)
-        per_step = num_envs * engine.num_players
         steps = games = 0
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
@@ -199,8 +219,8 @@ def batched_runner(engine_class: type, config: dict, num_envs: int) -> Runner:
             masks = engine.masks()
             keys = rng.random(masks.shape)
             keys[~masks] = -1.0
+            steps += int(engine.choosers().sum())
             _, terminated, _ = engine.step(np.argmax(keys, axis=-1))
-            steps += per_step
             games += int(terminated.sum())
         return steps, games
 
@@ -217,14 +237,13 @@ def batched_plays(engine_class: type, config: dict) -> bool:
 
 
 def vec_env_runner(gym_id: str, config: dict, num_envs: int) -> Runner:
-    """Random masked play of the learner through ``envs.make_vec`` (random opponents):
-    as the Gymnasium view, a step is one learner decision."""
+    """Random masked play of the learner through ``envs.make_vec`` against random
+    opponents: the learner's decisions and the opponents' (as the Gymnasium row)."""
 
     def run(seconds: float) -> tuple[int, int]:
-        vec_env, rng = (
-            envs.make_vec(gym_id, num_envs=num_envs, seed=0, **config),
-            np.random.default_rng(0),
-        )
+        opponent = CountingRandom()
+        vec_env = envs.make_vec(gym_id, num_envs=num_envs, opponent=opponent, seed=0, **config)
+        rng = np.random.default_rng(0)
         vec_env.reset()
         steps = games = 0
         deadline = time.perf_counter() + seconds
@@ -235,7 +254,7 @@ def vec_env_runner(gym_id: str, config: dict, num_envs: int) -> Runner:
             _, _, dones, _ = vec_env.step(np.argmax(keys, axis=-1))
             steps += num_envs
             games += int(dones.sum())
-        return steps, games
+        return steps + opponent.decisions, games
 
     return run
 

@@ -213,8 +213,9 @@ class BatchedEngine(abc.ABC):
                 f"{actions.dtype} {actions.shape}"
             )
         actions = actions.astype(np.int64, copy=False)
-        choosing = self.choosers()[games]
-        masks = self.masks()[games]
+        every = games is self._all  # no row gathers when every game steps
+        choosing = self.choosers() if every else self.choosers()[games]
+        masks = self.masks() if every else self.masks()[games]
         in_range = (actions >= 0) & (actions < self.num_actions)
         rows, seats = np.arange(len(games))[:, None], np.arange(self.num_players)[None, :]
         legal = ~choosing | (in_range & masks[rows, seats, np.where(in_range, actions, 0)])
@@ -228,7 +229,7 @@ class BatchedEngine(abc.ABC):
                 f"player {seat}; legal actions: {names}"
             )
         terminated = self._apply(games, np.where(choosing, actions, 0))
-        scores = self.scores()[games]
+        scores = self.scores() if every else self.scores()[games]
         done = games[terminated]
         if self.reward_mode == "score":
             margins = batched_margins(scores)

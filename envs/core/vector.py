@@ -125,10 +125,9 @@ class _PolicyOpponent:
 
 
 class _BatchAgentOpponent:
-    uses_observation = True
-
     def __init__(self, agent: Any) -> None:
         self.agent = agent
+        self.uses_observation = getattr(agent, "uses_observation", True)
 
     def choose(
         self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator
