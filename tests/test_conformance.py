@@ -13,7 +13,6 @@ import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
-from cases import CASES, assert_plays_only_legal_moves
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from pettingzoo.test import api_test, parallel_api_test, seed_test
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
@@ -35,22 +34,18 @@ def random_game(env, rng: np.random.Generator):
         env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_pettingzoo_api(env_id, config):
     api_test(pettingzoo.make("aec", env_id, **config), num_cycles=1000)
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_pettingzoo_parallel_api(env_id, config):
     parallel_api_test(pettingzoo.make("parallel", env_id, **config), num_cycles=1000)
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_pettingzoo_seed(env_id, config):
     seed_test(lambda: pettingzoo.make("aec", env_id, **config), num_cycles=500)
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_gymnasium_and_sb3_checks(env_id, config):
     gym_id = envs.get_spec(env_id).gym_id
     env = gymnasium.make(gym_id, **config)
@@ -58,7 +53,6 @@ def test_gymnasium_and_sb3_checks(env_id, config):
     sb3_check_env(gymnasium.make(gym_id, **config).unwrapped)
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_observations_fit_their_space(env_id, config):
     env = raw(env_id, **config)
     env.reset(seed=3)
@@ -84,7 +78,6 @@ def _assert_same(a, b):
     assert pickle.dumps(a) == pickle.dumps(b)
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_hidden_commitments_stay_hidden(env_id, config):
     """At every simultaneous choice, whatever the earlier choosers commit, every later
     chooser's observation, infos, render, state() and rewards are the same."""
@@ -132,7 +125,6 @@ def _choosers_seen(env_id, config):
     return seen
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_raw_env_rejects_illegal_action_and_stays_playable(env_id, config):
     env = raw(env_id, **config)
     env.reset(seed=5)
@@ -159,7 +151,6 @@ def test_raw_env_rejects_illegal_action_and_stays_playable(env_id, config):
     assert not env.agents
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_env_penalises_illegal_action(env_id, config):
     env = pettingzoo.make("aec", env_id, **config)
     env.reset(seed=1)
@@ -175,7 +166,6 @@ def test_env_penalises_illegal_action(env_id, config):
     assert all(r == 0 for a, r in env._cumulative_rewards.items() if a != agent)
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 @pytest.mark.parametrize("reward_mode", ["win", "score"])
 def test_rewards_zero_sum_and_score_mode_adds_to_margin(env_id, config, reward_mode):
     for seed in range(5):
@@ -217,7 +207,6 @@ def test_unknown_options_and_bad_player_counts_raise(env_id):
         gymnasium.make(spec.gym_id, opponent="grandmaster")
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_same_seed_same_game(env_id, config):
     def transcript(seed):
         env = raw(env_id, render_mode="ansi", **config)
@@ -231,7 +220,6 @@ def test_same_seed_same_game(env_id, config):
     assert transcript(11) != transcript(12)
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_parallel_env_plays_to_the_end(env_id, config):
     env = pettingzoo.make("parallel", env_id, **config)
     observations, infos = env.reset(seed=2)
@@ -252,7 +240,6 @@ def test_parallel_env_plays_to_the_end(env_id, config):
     assert abs(sum(totals.values())) < 1e-9
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 @pytest.mark.parametrize("opponent", ["random", "heuristic"])
 def test_single_agent_view_plays_every_seat(env_id, config, opponent):
     gym_id = envs.get_spec(env_id).gym_id
@@ -272,7 +259,6 @@ def test_single_agent_view_plays_every_seat(env_id, config, opponent):
     assert len(seats) > 1
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_single_agent_illegal_action_ends_episode_with_penalty(env_id, config):
     env = gymnasium.make(envs.get_spec(env_id).gym_id, **config)
     env.reset(seed=0)
@@ -283,16 +269,6 @@ def test_single_agent_illegal_action_ends_episode_with_penalty(env_id, config):
     assert env.unwrapped.action_masks().any()
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
-def test_docstring_documents_every_observation_field(env_id, config):
-    spec = envs.get_spec(env_id)
-    module = __import__(spec.game_class.__module__.rsplit(".", 1)[0], fromlist=["_"])
-    game = spec.make_game(**config)
-    for name in game.observation_layout.fields:
-        assert f"`{name}`" in module.__doc__, f"field {name} missing from the docstring table"
-
-
-@pytest.mark.parametrize("env_id, config", CASES)
 @pytest.mark.parametrize("reward_mode", ["win", "score"])
 def test_single_agent_learner_receives_its_result_in_every_seat(env_id, config, reward_mode):
     """Whichever seat learns, and whoever's move ends the game, the learner's rewards add up
@@ -330,7 +306,6 @@ def test_human_render_prints_the_ansi_text(env_id, capsys):
     assert isinstance(gym_env.render(), str) and gym_env.render()
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_encode_writes_the_observation_into_the_views(env_id, config):
     """The core's ``encode`` (for games that gather their observation directly) fills the
     named views with exactly what ``observation`` returns."""
@@ -356,8 +331,9 @@ def test_a_game_without_encode_or_observation_says_so():
         game.encode(None, 0, {})
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
-def test_every_rule_based_agent_plays_only_legal_moves(env_id, config):
+def test_every_rule_based_agent_plays_only_legal_moves(
+    assert_plays_only_legal_moves, env_id, config
+):
     """The heuristic, and any other agent a game names (e.g. an expert teacher). The one
     agent made for some configurations only, ``nash`` (two-player Pico with the aside card
     face up), refuses the others with a clear error."""

@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pytest
-from cases import CASES
 
 import envs
 from envs.core.aec import HiddenHandAEC
@@ -48,7 +47,6 @@ def random_tables(env_id: str, config: dict, seed: int):
     yield table
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_render_for_shows_own_private_cards_and_nothing_of_others(env_id, config):
     """A seat's view is the same in the real game and in every game it cannot tell from it
     (so it holds nothing of another player's hidden cards or choices), holds its own hand,

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from cases import random_play
 
 import envs
 from training import imitation
@@ -53,7 +52,7 @@ def test_saved_policy_loads_for_its_env_and_plays(tiny_pico_model):
     assert state.legal_mask(0)[action]
 
 
-def test_policy_agent_chooses_as_sb3_predict_and_samples_from_its_rng(tiny_pico_model):
+def test_policy_agent_chooses_as_sb3_predict_and_samples_from_its_rng(random_play, tiny_pico_model):
     import numpy as np
 
     spec = envs.get_spec("hiddenhand/pico-v0")
@@ -342,7 +341,9 @@ def test_an_unknown_teacher_is_a_clear_error(tmp_path):
         imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
 
 
-def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(tiny_pico_model, tmp_path):
+def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(
+    random_play, tiny_pico_model, tmp_path
+):
     import importlib.util
 
     import numpy as np
@@ -411,7 +412,7 @@ def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico
 
 
 @pytest.mark.parametrize("crates", ["visible", "full"])
-def test_pick_and_pack_features_read_the_board_as_the_heuristic_does(crates):
+def test_pick_and_pack_features_read_the_board_as_the_heuristic_does(random_play, crates):
     """The extractor's lookups equal the heuristic's own reading of the same positions."""
     import gymnasium
     import numpy as np
@@ -449,29 +450,33 @@ def test_pick_and_pack_features_read_the_board_as_the_heuristic_does(crates):
     assert checked > 300
 
 
-def extension_features(parent: type, child: type, games: int, **options):
-    """Random-play positions of Pick & Pack with the grabber on the board: the state, the
-    seat, its observation's views and the features ``child`` appends to ``parent``'s
-    (checking that it keeps ``parent``'s unchanged)."""
-    import gymnasium
-    import numpy as np
-    import torch
+@pytest.fixture
+def extension_features(random_play):
+    def extension_features(parent: type, child: type, games: int, **options):
+        """Random-play positions of Pick & Pack with the grabber on the board: the state, the
+        seat, its observation's views and the features ``child`` appends to ``parent``'s
+        (checking that it keeps ``parent``'s unchanged)."""
+        import gymnasium
+        import numpy as np
+        import torch
 
-    game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game(**options)
-    layout = game.observation_layout
-    space = gymnasium.spaces.Box(0, 1000, (layout.size,))
-    base, extractor = parent(space), child(space)
-    for state, p in random_play(game, games=games):
-        observation = torch.as_tensor(game.observation(state, p))[None]
-        v = layout.views(observation[0].numpy())
-        if not v["grabber"].any():
-            continue
-        features = extractor(observation)[0].numpy()
-        assert np.array_equal(features[: base.features_dim], base(observation)[0].numpy())
-        yield state, p, v, features[base.features_dim :]
+        game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game(**options)
+        layout = game.observation_layout
+        space = gymnasium.spaces.Box(0, 1000, (layout.size,))
+        base, extractor = parent(space), child(space)
+        for state, p in random_play(game, games=games):
+            observation = torch.as_tensor(game.observation(state, p))[None]
+            v = layout.views(observation[0].numpy())
+            if not v["grabber"].any():
+                continue
+            features = extractor(observation)[0].numpy()
+            assert np.array_equal(features[: base.features_dim], base(observation)[0].numpy())
+            yield state, p, v, features[base.features_dim :]
+
+    return extension_features
 
 
-def test_pick_and_pack_reach_features_read_the_grabbers_cell():
+def test_pick_and_pack_reach_features_read_the_grabbers_cell(extension_features):
     """The trays of the grabber's column, and the tile at each end of its line with the
     heuristic's value of it, after the base features unchanged."""
     import numpy as np
@@ -495,7 +500,7 @@ def test_pick_and_pack_reach_features_read_the_grabbers_cell():
     assert activations > 20
 
 
-def test_pick_and_pack_decision_features_gather_what_rush_and_mix_up_turn_on():
+def test_pick_and_pack_decision_features_gather_what_rush_and_mix_up_turn_on(extension_features):
     """The opponent's best tray if the turn ends now, the heuristic's best move, and for
     the own side of an Order Mix-up each crate's gain and apples after the swap (zeros
     elsewhere), after the reach features unchanged."""
@@ -566,7 +571,7 @@ def test_game_features_train_save_and_load(tmp_path):
 
 
 @pytest.mark.parametrize("num_players", [3, 4, 6])
-def test_forslag_features_are_what_each_play_scores(num_players):
+def test_forslag_features_are_what_each_play_scores(random_play, num_players):
     """Playing a card changes the player's score as it stands by exactly its feature."""
     import gymnasium
     import numpy as np
@@ -594,7 +599,7 @@ def test_forslag_features_are_what_each_play_scores(num_players):
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 5])
-def test_easter_collection_features_are_the_heuristics_bid_values(num_players):
+def test_easter_collection_features_are_the_heuristics_bid_values(random_play, num_players):
     import gymnasium
     import numpy as np
     import torch

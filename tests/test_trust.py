@@ -13,7 +13,6 @@ import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
-from cases import CASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -49,7 +48,6 @@ def views(game, state: State, player: int) -> tuple:
 
 
 # --- hidden information ----------------------------------------------------------------
-@pytest.mark.parametrize("env_id, config", CASES)
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=GAME_SEEDS)
 def test_views_are_identical_in_every_determinisation(env_id, config, seed):
@@ -70,7 +68,6 @@ def test_views_are_identical_in_every_determinisation(env_id, config, seed):
                 assert np.array_equal(sample.scores(), state.scores())
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_determinisations_really_resample_hidden_information(env_id, config):
     """Somewhere in a game, another player's view differs between the real state and a
     determinisation: hidden information is drawn again, not copied."""
@@ -100,7 +97,6 @@ def test_determinisations_really_resample_hidden_information(env_id, config):
     assert differs, "no determinisation ever changed what another player sees"
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_resample_leaves_the_real_state_alone(env_id, config):
     game = make_game(env_id, config)
     for state in random_states(game, 1):
@@ -112,7 +108,6 @@ def test_resample_leaves_the_real_state_alone(env_id, config):
 
 
 # --- invariants ------------------------------------------------------------------------
-@pytest.mark.parametrize("env_id, config", CASES)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=GAME_SEEDS)
 def test_invariants_hold_over_random_play(env_id, config, seed):
@@ -133,7 +128,6 @@ def first_legal(env: HiddenHandAEC) -> int:
     return int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 @pytest.mark.parametrize("factory", ["raw_env", "env"])
 def test_bad_actions_are_clear_errors_and_the_game_goes_on(env_id, config, factory):
     spec = envs.get_spec(env_id)
@@ -156,7 +150,6 @@ def test_bad_actions_are_clear_errors_and_the_game_goes_on(env_id, config, facto
     assert env.agents
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_steps_after_the_end_and_before_reset_are_clear(env_id, config):
     env = HiddenHandAEC(envs.get_spec(env_id), **config)
     with pytest.raises(RuntimeError, match="reset"):
@@ -231,7 +224,6 @@ def play_on(env, rng: np.random.Generator, steps: int) -> list:
     return trace
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 @pytest.mark.parametrize("method", ["pickle", "deepcopy"])
 def test_mid_game_copies_continue_identically(env_id, config, method):
     env = pettingzoo.make("aec", env_id, **config)
@@ -246,7 +238,6 @@ def test_mid_game_copies_continue_identically(env_id, config, method):
     assert env.state().tobytes() == twin.state().tobytes()
 
 
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_table_determinisation_redraws_pending_commitments(env_id, config):
     """In the middle of a simultaneous choice, a determinisation for a later chooser keeps
     everything that chooser sees, keeps no trace of the earlier commitments, and

@@ -10,7 +10,6 @@ import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
-from cases import CASES
 from pettingzoo.test import api_test, parallel_seed_test
 from pettingzoo.utils.conversions import parallel_to_aec
 
@@ -109,7 +108,6 @@ def test_the_readme_sb3_loop_with_predict_plays_legal_moves():
 
 
 # --- 2. render modes: rgb_array and render_fps; make_vec_env as with any env ------------
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_rgb_array_draws_the_table(env_id, config):
     spec = envs.get_spec(env_id)
     view = gymnasium.make(spec.gym_id, render_mode="rgb_array", **config)
@@ -203,7 +201,6 @@ def test_last_and_render_before_reset_are_clear_errors():
 
 
 # --- 4. the parallel env: truthful metadata, PettingZoo's tests, the illegal-move rule ---
-@pytest.mark.parametrize("env_id, config", CASES)
 def test_parallel_seed_test_and_round_trips(env_id, config):
     """PettingZoo's parallel seed test samples unmasked actions: an illegal one ends the
     game (as env() does) instead of raising. The AEC env asks only the players choosing
