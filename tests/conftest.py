@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -45,6 +46,11 @@ from envs.pick_and_pack.rules import (
 )
 from envs.pickup.rules import NUM_RANKS, PickupGame, PickupState
 from envs.pico.rules import NUM_CARDS, VALUES, PicoGame, PicoState
+
+# One torch thread: the tests' networks are tiny, and on a shared 2-core machine torch's
+# default threads spend more time waiting for each other than computing. Read by torch
+# when it is first imported, so set here, before any test imports it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # --- every registered id with every configuration it declares --------------------------
 
