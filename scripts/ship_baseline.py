@@ -6,7 +6,7 @@
 A shipped policy only plays, so the copy drops the optimizer's running statistics,
 zeroes the value network, can round the policy's weights to float16 (``--half``;
 loading restores float32) and is deflated; it is saved as
-``training/baselines/<game>_<N>p.zip`` with its metadata (env, spaces, command,
+``training/baselines/<game>_<N>p[_<option>-<value>...].zip`` (``baseline_name``) with its metadata (env, spaces, command,
 training steps and time) beside it; ``opponent="ppo"`` then loads it.
 """
 
@@ -52,8 +52,8 @@ def ship(run: Path, which: str = "model", half: bool = False, to: Path | None = 
         metadata["timesteps"] = json.loads((run / f"{which}.json").read_text())["timesteps"]
     model = MaskablePPO.load(run / f"{which}.zip", device="cpu")
     compact(model, half)
-    name = get_spec(metadata["env_id"]).name
-    path = save_policy(model, to or baseline_path(name, metadata["num_players"]), metadata)
+    game = get_spec(metadata["env_id"]).make_game(**metadata["options"])
+    path = save_policy(model, to or baseline_path(game), metadata)
     deflate(path)
     return path
 

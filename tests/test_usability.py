@@ -90,7 +90,9 @@ def test_the_readme_sb3_loop_with_predict_plays_legal_moves():
     shipped Pico agent no episode may end on an illegal move, and it wins most."""
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO.load(baseline_path("pico", 2), device="cpu")
+    model = MaskablePPO.load(
+        baseline_path(envs.get_spec("hiddenhand/pico-v0").make_game()), device="cpu"
+    )
     env = gymnasium.make("hiddenhand/Pico-v0", opponent="random")
     returns = []
     for episode in range(20):

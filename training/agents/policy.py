@@ -209,19 +209,33 @@ def actor_and_critic_parameters(policy) -> tuple[list, list]:
     )
 
 
-def baseline_path(game_name: str, num_players: int) -> Path:
-    """Where the shipped baseline of a game and player count lives."""
-    return BASELINES / f"{game_name}_{num_players}p.zip"
+def baseline_name(game: Game) -> str:
+    """The shipped baseline's file stem for a configuration: the game, the player count,
+    then every option that differs from its default (``forslag_4p``,
+    ``forslag_4p_board_play-simultaneous``)."""
+    defaults = dataclasses.asdict(type(game.config)())
+    options = dataclasses.asdict(game.config)
+    changed = "".join(
+        f"_{key}-{value}"
+        for key, value in sorted(options.items())
+        if key != "num_players" and as_json(value) != as_json(defaults[key])
+    )
+    return f"{spec_of(game).name}_{game.num_players}p{changed}"
+
+
+def baseline_path(game: Game) -> Path:
+    """Where the shipped baseline of ``game``'s configuration lives."""
+    return BASELINES / f"{baseline_name(game)}.zip"
 
 
 def shipped_policy(game: Game) -> PolicyAgent:
-    """The shipped MaskablePPO baseline for ``game`` (``opponent="ppo"``)."""
+    """The shipped MaskablePPO baseline for ``game``'s configuration (``opponent="ppo"``)."""
     spec = spec_of(game)
-    path = baseline_path(spec.name, game.num_players)
+    path = baseline_path(game)
     if not path.is_file():
         shipped = sorted(p.stem for p in BASELINES.glob(f"{spec.name}_*.zip"))
         raise ValueError(
-            f"no shipped baseline for {spec.aec_id} with {game.num_players} players; "
-            f"shipped: {', '.join(shipped) or 'none'}"
+            f"no shipped baseline for {spec.aec_id} in this configuration "
+            f"({baseline_name(game)}); shipped: {', '.join(shipped) or 'none'}"
         )
     return load_policy(path, game, spec.aec_id)
