@@ -1,5 +1,5 @@
 """Pick & Pack's observations and render: hidden trays and tiles, the observer's frame,
-the masks, and the fast encoder against the plain one."""
+the masks, and the fast observation against the plain reference encoder (``encode``)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,10 @@ from envs.pick_and_pack.rules import (
     MOVE,
     MOVING,
     NUM_ACTIONS,
-    OVER,
     PLACE_TRAY,
-    PLACING,
     RED,
     SIZE,
-    PickAndPackState,
-    crate_value,
+    fresh_view,
 )
 
 # --- observations and render --------------------------------------------------------------
@@ -98,53 +95,7 @@ def test_env_render_is_the_board():
     assert "[6]" in text and "red crates" in text and "to act" in text
 
 
-# --- the fast encoder agrees with the plain one -------------------------------------------
-
-
-def plain_observation(state: PickAndPackState, player: int) -> np.ndarray:
-    """The observation written field by field from the docstring's table, the slow way."""
-    game = state.game
-    flat = game.observation_layout.zeros()
-    v = game.observation_layout.views(flat)
-    for r in range(SIZE):
-        for c in range(SIZE):
-            i, j = (r, c) if player == RED else (c, r)
-            v["face_down"][i, j] = state.face_down[r, c]
-            v["trays"][i, j] = 0 if state.face_down[r, c] else state.apples[r, c]
-            v["grabber"][i, j] = (r, c) == state.grabber
-    hidden = state.phase == PLACING and game.simultaneous
-    for row, seat in enumerate((player, 1 - player)):
-        placed = 0
-        for space in range(12):
-            kind = state.tile_type[seat, space]
-            placed += kind >= 0
-            if kind >= 0 and not (hidden and seat != player):
-                v["tile_type"][row, space, kind] = 1
-                v["tile_state"][row, space, state.tile_status[seat, space]] = 1
-        v["tiles_placed"][row] = placed
-        shown = seat == player or game.full_crates
-        for k, stack in enumerate(state.crates[seat]):
-            v["crate_count"][row, k] = len(stack)
-            v["crate_top"][row, k] = stack[-1] if stack else 0
-            if shown:
-                v["crate_stack"][row, k, : len(stack)] = stack
-            if state.closure[seat][k]:
-                v["crate_closure"][row, k, state.closure[seat][k] - 1] = 1
-        v["rush_orders"][row] = state.rush_ready[seat], state.rush_new[seat]
-        if shown:
-            v["scores"][row] = sum(
-                crate_value(sum(s), c)
-                for s, c in zip(state.crates[seat], state.closure[seat], strict=True)
-            )
-    if len(state.to_act()) == 1:
-        v["to_act"][0 if state.to_act()[0] == player else 1] = 1
-    if state.phase != OVER:
-        v["phase"][state.phase] = 1
-    v["holding"][0] = state.holding
-    if state.mixup_crate >= 0:
-        v["mixup_crate"][state.mixup_crate] = 1
-    v["color"][player] = 1
-    return flat
+# --- the fast observation agrees with the reference encoder -------------------------------
 
 
 @pytest.mark.parametrize(
@@ -152,9 +103,10 @@ def plain_observation(state: PickAndPackState, player: int) -> np.ndarray:
     [*SPEC.configurations, {"targetless_actions": "unplayable", "chain_rush_orders": False}],
 )
 def test_fast_encoding_matches_the_plain_one_through_whole_games(config):
-    """The gather from the state's view, and the fields written after it, against the plain
-    encoder, at every state of whole random games (clones and determinisations too), for
-    both observers; the core's ``encode`` path gives the same vector."""
+    """The gather from the state's view, and the fields written after it, against the
+    shipped reference encoder ``observation.encode``, at every state of whole random games
+    (clones and determinisations too), for both observers; the core's ``encode`` path
+    gives the same vector."""
     game = SPEC.make_game(**config)
     for seed in range(4):
         rng = np.random.default_rng(seed)
@@ -164,15 +116,30 @@ def test_fast_encoding_matches_the_plain_one_through_whole_games(config):
             for player in (RED, BLUE):
                 fast = game.observation(state, player)
                 assert fast.dtype == np.float32
-                assert np.array_equal(fast, plain_observation(state, player))
+                assert np.array_equal(fast, observation.encode(state, player))
                 assert np.array_equal(Game.observation(game, state, player), fast)
                 for other in others:
                     assert np.array_equal(
-                        game.observation(other, player), plain_observation(other, player)
+                        game.observation(other, player), observation.encode(other, player)
                     )
             if state.is_terminal():
                 break
             state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+
+
+def test_reference_encoder_reads_the_plain_fields_not_the_view(pick_and_pack):
+    """``encode`` works from the grid, tiles and crates alone: a view spoilt by hand changes
+    nothing in it; it returns a new float32 vector of the layout's size."""
+    state = pick_and_pack.mid_game(opponent_crates="full")
+    expected = [observation.encode(state, player) for player in (RED, BLUE)]
+    state.view[:] = 7
+    for player in (RED, BLUE):
+        encoded = observation.encode(state, player)
+        assert encoded.dtype == np.float32
+        assert encoded.shape == (state.game.observation_layout.size,)
+        assert np.array_equal(encoded, expected[player])
+    encoded[:] = -1
+    assert np.array_equal(observation.encode(state, BLUE), expected[BLUE])
 
 
 @pytest.mark.parametrize("options", [{}, {"placement": "random", "opponent_crates": "full"}])
@@ -185,14 +152,14 @@ def test_view_kept_move_by_move_is_the_one_computed_afresh(pick_and_pack, option
         state = game.new_initial_state(rng)
         while not state.is_terminal():
             state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
-            assert np.array_equal(state.view, observation.fresh_view(state))
+            assert np.array_equal(state.view, fresh_view(state))
         twin = state.clone()
         twin.view[:] = 7
-        assert np.array_equal(state.view, observation.fresh_view(state))
+        assert np.array_equal(state.view, fresh_view(state))
 
 
 def test_observation_is_a_new_array_each_time(pick_and_pack):
     state = pick_and_pack.mid_game()
     first = state.game.observation(state, RED)
     first[:] = -1
-    assert np.array_equal(state.game.observation(state, RED), plain_observation(state, RED))
+    assert np.array_equal(state.game.observation(state, RED), observation.encode(state, RED))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.pick_and_pack import observation
+from envs.pick_and_pack import layout
 from envs.pick_and_pack.rules import (
     BLUE,
     CHOOSE_END,
@@ -64,7 +64,7 @@ BREAKERS = {
         "apples counted",
     ),
     "the observation's view out of step": (
-        lambda s: s.view.__setitem__(observation.CRATE_STACK + 35, 2),
+        lambda s: s.view.__setitem__(layout.CRATE_STACK + 35, 2),
         "view is out of step with the state in \\['crate_stack'\\]",
     ),
     "a wrong score": (lambda s: setattr(s, "score", lambda player: 99), "score of each"),
@@ -88,17 +88,15 @@ BREAKERS = {
     "a half-done Order Mix-up": (lambda s: setattr(s, "mixup_crate", 1), "Mix-up"),
     "four closed crates in play": (_close_all_blue_crates, "four closed crates"),
     "a score out of step with the crates": (
-        lambda s: s.view.__setitem__(observation.POINTS + BLUE, 99),
+        lambda s: s.view.__setitem__(layout.POINTS + BLUE, 99),
         "scores",
     ),
     "Rush Orders out of step with the view": (
-        lambda s: s.view.__setitem__(observation.RUSH_ORDERS + 2 * BLUE + 1, 1),
+        lambda s: s.view.__setitem__(layout.RUSH_ORDERS + 2 * BLUE + 1, 1),
         "view is out of step with the state in \\['rush_orders'\\]",
     ),
     "the grabber out of step with the view": (
-        lambda s: s.view.__setitem__(
-            observation.GRABBER_CELL, 1 - s.view[observation.GRABBER_CELL]
-        ),
+        lambda s: s.view.__setitem__(layout.GRABBER_CELL, 1 - s.view[layout.GRABBER_CELL]),
         "view is out of step with the state in \\['grabber'\\]",
     ),
     "stale legal choices": (lambda s: setattr(s, "legal_choices", []), "legal choices"),

@@ -1,13 +1,13 @@
-"""Pickup's observations and render: what stays hidden, the observer's view, and the
-encoder and legal masks against plain references."""
+"""Pickup's observations and render: what stays hidden, the observer's view, the fast
+observation against the plain encoder (``observation.encode``) and the legal masks against
+a plain reference."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from envs.core.game import counts
-from envs.pickup import SPEC
+from envs.pickup import SPEC, observation
 from envs.pickup.rules import NUM_RANKS, PickupGame, PickupState
 
 # --- hidden information, observation, render ----------------------------------------------
@@ -95,54 +95,36 @@ def test_unseen_counts_track_pools_and_reveals(pickup):
     assert (views["unseen"] >= 0).all()
 
 
-# --- the encoder against a plain reference ------------------------------------------------
-
-
-def reference_observation(state: PickupState, player: int) -> np.ndarray:
-    """The documented observation, written plainly (the encoder is written for speed)."""
-    game = state.game
-    n = game.num_players
-    flat = game.observation_layout.zeros()
-    views = game.observation_layout.views(flat)
-    views["hand"][:] = state.hands[player]
-    views["pool"][:] = state.pool
-    others = [q for q in range(n) if q != player]
-    views["unseen"][:] = np.sum([state.hands[q] for q in others], axis=0) + counts(
-        state.stock, NUM_RANKS
-    )
-    for row in range(n):
-        seat = (player + row) % n
-        views["piles"][row] = state.piles[seat]
-        if state.played[seat] >= 0:
-            views["revealed"][row, state.played[seat]] = 1
-        if seat in state.acted:
-            views["order"][row] = state.acted.index(seat) + 1
-        views["last_actor"][row] = seat == state.last_actor
-        views["dealer"][row] = seat == state.dealer
-        views["chooser"][row] = seat == state.chooser
-        pile_points = sum((rank + 1) * c for rank, c in enumerate(state.piles[seat]))
-        views["scores"][row] = state.banked[seat] + pile_points
-    if not state.finished:
-        views["round"][state.round] = 1
-    return flat
+# --- the fast observation against the plain reference encoder -----------------------------
 
 
 @pytest.mark.parametrize("options", SPEC.configurations)
-def test_encoder_matches_the_plain_reference(pickup, options):
+def test_observation_matches_the_plain_encoder(pickup, options):
     # The observation is gathered from the state's table (kept up to date by the rules);
-    # the Game.encode path into named views must agree with it as well.
+    # observation.encode reads the state's fields plainly, and the Game.encode path into
+    # named views must agree with both.
     game = PickupGame.from_options(**options)
     layout = game.observation_layout
     for seed in range(12):
         for state in pickup.random_game(game, seed):
             for player in range(game.num_players):
-                expected = reference_observation(state, player)
+                expected = observation.encode(state, player)
+                assert expected.dtype == np.float32 and expected.shape == (layout.size,)
                 observed = game.observation(state, player)
                 assert observed.dtype == np.float32
                 assert observed.tobytes() == expected.tobytes()
                 flat = layout.zeros()
                 game.encode(state, player, layout.views(flat))
                 assert flat.tobytes() == expected.tobytes()
+
+
+def test_plain_encoder_reads_the_fields_not_the_table(pickup):
+    # The reference must not share the fast path's table: a stale table shows the difference.
+    state = pickup.new_state(3, seed=5)
+    expected = observation.encode(state, 0)
+    state.table[:] = 0
+    assert observation.encode(state, 0).tobytes() == expected.tobytes()
+    assert not np.array_equal(state.game.observation(state, 0), expected)
 
 
 def reference_mask(state: PickupState, player: int) -> np.ndarray:

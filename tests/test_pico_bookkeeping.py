@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from envs.core.game import Game
-from envs.pico.observation import last_reveal
+from envs.pico.layout import last_reveal
+from envs.pico.observation import encode
 from envs.pico.rules import DEFAULT_POINTS, NUM_CARDS, VALUES, PicoGame, card_winners, winners
 
 
@@ -50,37 +51,16 @@ def recompute(game: PicoGame, sets: np.ndarray, history: list[dict[int, int]]) -
     }
 
 
-def reference_observation(plain: dict, aside: list[int], player: int, n: int) -> np.ndarray:
-    """The observation written field by field from the layout's descriptions, in the
-    observer's seat order (own seat first, then going left)."""
-    seats = [(player + k) % n for k in range(n)]
-    obs: list[float] = []
-    for s in seats:  # hand
-        obs += plain["hands"][s]
-    for s in seats:  # won
-        obs += plain["won"][s]
-    obs += aside  # aside
-    for s in seats:  # last_played: one-hot, zeros before any reveal
-        row = [0] * NUM_CARDS
-        if plain["last_played"] is not None:
-            row[plain["last_played"][s]] = 1
-        obs += row
-    obs += [plain["last_winners"][s] for s in seats]  # last_winners
-    obs += [plain["scores"][s] for s in seats]  # scores
-    obs += [int(r == plain["round"] and not plain["terminal"]) for r in range(3)]  # round
-    return np.array(obs, dtype=np.float32)
-
-
 @pytest.mark.parametrize(
     "num_players, options",
     [(2, {}), (3, {}), (2, {"points": dict(DEFAULT_POINTS) | {13: 7, 2: 0}})],
 )
 def test_state_and_observation_match_a_plain_recomputation(pico, num_players, options):
     """The in-place public vector, the seat-rotation gather, the cached masks, hand sizes,
-    scores and reveal outcomes all equal a from-scratch replay, at every step."""
+    scores and reveal outcomes all equal a from-scratch replay, at every step (the
+    observation: ``encode`` of the state whose fields equal the replay's)."""
     for game, state, history in pico.random_games(num_players, 150, **options):
         plain = recompute(game, state.sets, history)
-        aside = state.aside.tolist()
         n = num_players
         assert state.is_terminal() == plain["terminal"]
         assert state.to_act() == (() if plain["terminal"] else tuple(range(n)))
@@ -92,7 +72,7 @@ def test_state_and_observation_match_a_plain_recomputation(pico, num_players, op
         assert state.last_played.tolist() == (plain["last_played"] or [-1] * n)
         state.check_invariants()  # the counters against the public vector
         for p in range(n):
-            expected = reference_observation(plain, aside, p, n)
+            expected = encode(state, p)  # the plain encoder, from the fields checked above
             obs = game.observation(state, p)
             assert obs.dtype == np.float32 and obs.shape == expected.shape
             assert obs.tobytes() == expected.tobytes()

@@ -28,7 +28,7 @@ from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
 from envs.core.table import Table
 from envs.pick_and_pack import SPEC
-from envs.pick_and_pack.observation import SOURCE
+from envs.pick_and_pack.layout import SOURCE
 from envs.pick_and_pack.rules import (
     MAX_STACK,
     MOVING,

@@ -110,6 +110,21 @@ cards and the rest is the new deck order. The copy gets its own RNG.
   plays a type they drafted, it is taken to be the drafted copy (for the table the
   two copies are the same).
 
+## Modules
+
+Imports go one way: `layout` ← `rules` ← `observation`; `vector` imports `layout` and
+`rules`.
+
+- `layout.py`: what the rules and the encoders share: the card constants (colours,
+  shapes, types, their one-hots), the observation's fields and the state buffer's
+  (`observation_layout`, `state_layout`), the gather index of each seat's observation
+  and the flat offsets the moves write through.
+- `rules.py`: the game (`ForslagGame`, `ForslagState`): moves, scoring, determinisation;
+  the state keeps its buffer up to date, so `ForslagGame.observation` is one gather.
+- `observation.py`: `encode(state, player)`, the plain reference encoder the fast
+  observation is tested against.
+- `vector.py`: `ForslagVector`, the batched engine.
+
 ## Version history
 
 - v0: initial release.

@@ -2,12 +2,14 @@
 
 Speed: the game is stepped millions of times, so the state keeps its card counts and
 everything an observation shows (unseen counts, one-hots, status, running scores) in one
-float32 buffer by absolute seat, up to date as the game goes: an observation is one gather
-from it (``ForslagGame.observation``). Per-card lookups use tuples of Python ints. The legal
-moves are kept up to date too (``masks``, copied by ``legal_mask``), with the pool's size and
-number of card types; the status one-hots and choosers of every position are made once per
-game (``ForslagGame.positions``). ``check_invariants`` checks the running values against a
-recomputation from scratch.
+float32 buffer by absolute seat (``layout.state_layout``), up to date as the game goes: an
+observation is one gather from it (``ForslagGame.observation``, through the index arrays of
+``layout.gather_index``; ``observation.encode`` writes the same the plain way). The moves
+write the buffer at flat offsets (``layout.buffer_offsets``). Per-card lookups use tuples of
+Python ints. The legal moves are kept up to date too (``masks``, copied by ``legal_mask``),
+with the pool's size and number of card types; the status one-hots and choosers of every
+position are made once per game (``ForslagGame.positions``). ``check_invariants`` checks
+the running values against a recomputation from scratch.
 """
 
 from __future__ import annotations
@@ -19,14 +21,19 @@ from typing import ClassVar
 import numpy as np
 
 from envs.core.game import Config, Game, State, counts, require_choice
-from envs.forslag import observation
+from envs.forslag import layout
+from envs.forslag.layout import (
+    ATTRIBUTE_ROWS,
+    ATTRIBUTES_OF,
+    COLOUR_OF,
+    COLOURS,
+    COPIES,
+    NUM_ATTRIBUTES,
+    NUM_TYPES,
+    SHAPE_OF,
+    SHAPES,
+)
 
-COLOURS: tuple[str, ...] = ("red", "yellow", "green", "blue", "purple")
-SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "heart")
-#: A card type is ``colour * 5 + shape``; the deck holds two copies of each type.
-NUM_TYPES = len(COLOURS) * len(SHAPES)
-NUM_ATTRIBUTES = len(COLOURS) + len(SHAPES)
-COPIES = 2
 HAND_SIZE = 2
 #: Actions: ``DRAFT + t`` drafts a pool card of type ``t``; ``PLAY + t`` plays a hand card.
 DRAFT = 0
@@ -40,8 +47,6 @@ ROUND_CARD_POINTS = 2
 NEIGHBOUR_POINTS = 1
 LARGEST_SET_POINTS = 3
 
-COLOUR_OF = np.arange(NUM_TYPES) // len(SHAPES)
-SHAPE_OF = np.arange(NUM_TYPES) % len(SHAPES)
 #: ``MATCH[a, b]``: 2 if both attributes match, 1 if one does, 0 if none; index -1 (no card)
 #: is the extra last row and column, which match nothing.
 MATCH = np.zeros((NUM_TYPES + 1, NUM_TYPES + 1), dtype=np.int64)
@@ -54,10 +59,6 @@ MATCH_ROWS: tuple[tuple[int, ...], ...] = tuple(map(tuple, MATCH.tolist()))
 FULL_DECK = np.repeat(np.arange(NUM_TYPES), COPIES)
 #: The row of ``ForslagState.masks`` for drafting (the others are the seats' hands).
 POOL_ROW = -1
-#: The two attribute indices (colour, then 5 + shape) of each card type.
-ATTRIBUTES_OF: tuple[tuple[int, int], ...] = tuple(
-    (t // len(SHAPES), len(COLOURS) + t % len(SHAPES)) for t in range(NUM_TYPES)
-)
 
 
 def card_name(card: int) -> str:
@@ -66,6 +67,13 @@ def card_name(card: int) -> str:
 
 def card_type(colour: str, shape: str) -> int:
     return COLOURS.index(colour) * len(SHAPES) + SHAPES.index(shape)
+
+
+def max_score(num_players: int) -> int:
+    """The most one board can score (the bound of the observed scores): each card matching
+    both attributes on all three lines, and every card in the set."""
+    per_card = 2 * (GAME_CARD_POINTS + ROUND_CARD_POINTS + NEIGHBOUR_POINTS) + LARGEST_SET_POINTS
+    return per_card * num_players
 
 
 def largest_set(board: list[int] | np.ndarray) -> int:
@@ -130,7 +138,7 @@ class ForslagState(State):
         super().__init__(game, rng)
         n = game.num_players
         #: Every count and everything an observation shows, by absolute seat, as one float32
-        #: buffer (``observation.state_layout``); the fields below are named views into it.
+        #: buffer (``layout.state_layout``); the fields below are named views into it.
         self.buffer = game.state_layout.zeros()
         self._bind_views()
         deck = FULL_DECK.copy()
@@ -150,7 +158,7 @@ class ForslagState(State):
         #: Round Card of each round (-1: none); round 1's is the Game Card.
         self.round_cards = game.no_round_cards.copy()
         self.round_cards[0] = self.game_card
-        self.round_card_features[0] = observation.ATTRIBUTE_ROWS[self.game_card]
+        self.round_card_features[0] = ATTRIBUTE_ROWS[self.game_card]
         #: Board card of each seat at each position (-1: not played yet).
         self.boards = game.empty_boards.copy()
         self.round = 0
@@ -242,11 +250,12 @@ class ForslagState(State):
 
     def rebuild(self) -> None:
         """Recompute, from scratch, everything kept up to date from the rules fields: the
-        unseen counts, one-hots, status, score parts, choosers, legal moves and pool counts. ``check_invariants`` compares the
-        running values with it; code that sets rules fields by hand calls it afterwards."""
+        unseen counts, one-hots, status, score parts, choosers, legal moves and pool counts.
+        ``check_invariants`` compares the running values with it; code that sets rules
+        fields by hand calls it afterwards."""
         self.unseen[:] = self.unrevealed - self.hands + self.known
-        self.round_card_features[:] = observation.ATTRIBUTE_ROWS[self.round_cards]
-        self.board_features[:] = observation.ATTRIBUTE_ROWS[self.boards]
+        self.round_card_features[:] = ATTRIBUTE_ROWS[self.round_cards]
+        self.board_features[:] = ATTRIBUTE_ROWS[self.boards]
         #: Running score parts: match points so far, each board's colour/shape counts and its
         #: largest set; ``totals`` is match points + 3 per card in the set.
         self.attribute_counts = self.board_features.sum(axis=1).astype(np.int64).tolist()
@@ -403,7 +412,7 @@ class ForslagState(State):
         if self.pool_size == 1:
             leftover = int(self.pool.argmax())
             self.round_cards[self.round] = leftover
-            self.round_card_features[self.round] = observation.ATTRIBUTE_ROWS[leftover]
+            self.round_card_features[self.round] = ATTRIBUTE_ROWS[leftover]
         self._refill_pool()
         self.start_player = (self.start_player + 1) % self.game.num_players
         self.turn = 0
@@ -611,16 +620,15 @@ class ForslagGame(Game):
         self.simultaneous = config.board_play == "simultaneous"
         self.all_seats = tuple(range(n))
         self.single_seats = tuple((p,) for p in range(n))
-        other_seats = tuple(tuple(q for q in range(n) if q != p) for p in range(n))
         #: Each seat's right-hand (seat - 1) and left-hand (seat + 1) neighbours.
         self.neighbours = tuple(((p - 1) % n, (p + 1) % n) for p in range(n))
         # Each of the n rounds asks every seat for at most one draft and one board card.
         self.max_decisions = 2 * n * n
-        self.observation_layout = observation.layout(self)
-        self.state_layout = observation.state_layout(self)
+        self.observation_layout = layout.observation_layout(n, max_score(n))
+        self.state_layout = layout.state_layout(n, max_score(n))
         fields = self.state_layout.fields
         #: The status one-hots (round, start player, to act, phase) are one span of the buffer.
-        self.status_span = slice(fields["round"].start, fields["phase"].stop)
+        self.status_span = layout.status_span(self.state_layout)
         #: ``ForslagState.VIEWS`` as (name, span of the buffer, shape; None: flat).
         view_spans: list[tuple[str, slice, tuple[int, ...] | None]] = []
         for name, field_name in ForslagState.VIEWS.items():
@@ -634,7 +642,10 @@ class ForslagGame(Game):
         #: Templates of a new game's Round Cards and boards (-1: no card).
         self.no_round_cards = np.full(n, -1, dtype=np.int64)
         self.empty_boards = np.full((n, n), -1, dtype=np.int64)
-        self.gather = tuple(observation.gather_index(self, p) for p in range(n))
+        #: Per observer: where each entry of its observation is in the buffer.
+        self.gather = tuple(
+            layout.gather_index(self.state_layout, self.observation_layout, p) for p in range(n)
+        )
         #: ``positions[phase][round][start_player][turn]``: the choosers and the status
         #: one-hots (``ForslagState.status``) of every position before the end.
         self.positions = tuple(
@@ -648,20 +659,9 @@ class ForslagGame(Game):
             for phase in (ForslagState.DRAFTING, ForslagState.PLAYING)
         )
         #: Flat buffer offsets for the moves: of a field, or per seat of its row (per seat and
-        #: position for the board one-hots).
-        start = {name: field.start for name, field in fields.items()}
-        self.offsets = start | {
-            name: tuple(start[name] + NUM_TYPES * p for p in range(n))
-            for name in ("hands", "known", "unseen")
-        }
-        self.offsets["boards"] = tuple(
-            tuple(start["boards"] + (p * n + r) * NUM_ATTRIBUTES for r in range(n))
-            for p in range(n)
-        )
-        #: Per seat: the offsets of the other seats' unseen rows.
-        self.others_unseen = tuple(
-            tuple(self.offsets["unseen"][q] for q in others) for others in other_seats
-        )
+        #: position for the board one-hots); per seat, the other seats' unseen rows.
+        self.offsets = layout.buffer_offsets(self.state_layout)
+        self.others_unseen = layout.others_unseen(self.offsets)
 
     def position(
         self, phase: int, r: int, start: int, turn: int
@@ -673,14 +673,7 @@ class ForslagGame(Game):
             choosers = self.all_seats
         else:
             choosers = self.single_seats[(start + turn) % n]
-        status = np.zeros(self.status_span.stop - self.status_span.start, dtype=np.float32)
-        status[r] = 1.0
-        status[n + start] = 1.0
-        for seat in choosers:
-            status[2 * n + seat] = 1.0
-        status[3 * n + phase] = 1.0
-        status.flags.writeable = False
-        return choosers, status
+        return choosers, layout.status_one_hots(n, phase, r, start, choosers)
 
     def new_initial_state(self, rng: np.random.Generator) -> ForslagState:
         return ForslagState(self, rng)

@@ -52,11 +52,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from envs.core.batched import BatchedEngine
-from envs.forslag.observation import ATTRIBUTE_ROWS
-from envs.forslag.rules import (
-    COLOUR_OF,
-    COLOURS,
+from envs.forslag.layout import (
+    ATTRIBUTE_ROWS,
+    ATTRIBUTES_OF,
     COPIES,
+    NUM_ATTRIBUTES,
+    NUM_TYPES,
+    status_span,
+)
+from envs.forslag.rules import (
     DRAFT,
     FULL_DECK,
     GAME_CARD_POINTS,
@@ -65,11 +69,8 @@ from envs.forslag.rules import (
     MATCH,
     NEIGHBOUR_POINTS,
     NUM_ACTIONS,
-    NUM_ATTRIBUTES,
-    NUM_TYPES,
     PLAY,
     ROUND_CARD_POINTS,
-    SHAPE_OF,
     ForslagGame,
     ForslagState,
 )
@@ -86,10 +87,9 @@ MATCH_WIDTH = MATCH.shape[1]
 #: Row ``t`` counts one card of type ``t``; row ``NO_CARD`` is zeros.
 ONE_CARD = np.zeros((NUM_TYPES + 1, NUM_TYPES), dtype=np.int8)
 ONE_CARD[np.arange(NUM_TYPES), np.arange(NUM_TYPES)] = 1
-#: The two attribute indices (colour, 5 + shape) of each card type.
-COLOUR = COLOUR_OF
-SHAPE_ATTRIBUTE = len(COLOURS) + SHAPE_OF
-ATTRIBUTE_PAIRS = np.stack([COLOUR, SHAPE_ATTRIBUTE], axis=1)
+#: The two attribute indices (colour, 5 + shape) of each card type, as an array.
+ATTRIBUTE_PAIRS = np.array(ATTRIBUTES_OF, dtype=np.int64)
+COLOUR, SHAPE_ATTRIBUTE = ATTRIBUTE_PAIRS.T
 
 
 class ForslagVector(BatchedEngine):
@@ -113,7 +113,7 @@ class ForslagVector(BatchedEngine):
         fields = self.observation_layout.fields
         self._pool_col = fields["pool"].start
         self._unseen_col = fields["unseen"].start
-        self._status = slice(fields["round"].start, fields["phase"].stop)
+        self._status = status_span(self.observation_layout)
         seats = np.arange(n)
         self._right, self._left = (seats - 1) % n, (seats + 1) % n
 

@@ -156,6 +156,20 @@ is copied, with a fresh RNG. `has_hidden_state` is therefore true only with
 - No turn cap is needed: every move removes a face-up tray from the grid or uses an
   unplayed tile, so a game has at most 36 + 24 = 60 moves.
 
+## Modules
+
+Dependencies run one way: `layout` ← `rules` ← `observation`.
+
+- `layout.py`: the board's sizes, the observation's fields (`observation_layout`), the
+  layout of the buffer each state keeps (`SOURCE`) with the offsets the rules write
+  through, and each observer's gather from it (`gather_index`).
+- `rules.py`: the game (`PickAndPackGame`, `PickAndPackState`); the state keeps its
+  buffer `view` up to date move by move, and `PickAndPackGame.observation` gathers a
+  player's observation from it (the fast observation).
+- `observation.py`: `encode`, the plain reference encoder, field by field from the
+  state (tested equal to the fast one).
+- `vector.py`: `PickAndPackVector`, thousands of games in lockstep as numpy arrays.
+
 ## Version history
 
 - v0: initial release.

@@ -7,6 +7,11 @@ A player's *line* is what they choose when moving (red: a column, blue: a row), 
 their *frame* is the grid seen with their lines as columns (red: ``(row, col)``,
 blue: ``(col, row)``). A tile space is ``end * 6 + line`` (end 0: top / left, end 1:
 bottom / right).
+
+The state keeps ``view``, its observation buffer (laid out as ``layout.SOURCE``): every
+change of the grid, the tiles and the crates is written into it as it is made, so that
+``PickAndPackGame.observation`` is one gather from it (``layout.gather_index``) and a
+few entries written in. ``observation.encode`` is the plain reference encoder.
 """
 
 from __future__ import annotations
@@ -18,33 +23,42 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.core.game import Config, Game, State, require_choice
-from envs.pick_and_pack import observation
-from envs.pick_and_pack.observation import (
+from envs.pick_and_pack.layout import (
     CRATE_CLOSURE,
     CRATE_COUNT,
     CRATE_STACK,
     CRATE_TOP,
     FACE_DOWN,
     GRABBER_CELL,
+    HOLDING,
+    MAX_STACK,
+    MIXUP_CRATE,
+    NUM_CELLS,
+    NUM_CLOSURES,
+    NUM_CRATES,
+    NUM_PHASES,
+    NUM_SPACES,
+    NUM_STATUSES,
+    NUM_TYPES,
+    PHASE,
     POINTS,
     RUSH_ORDERS,
+    SIZE,
+    SOURCE,
     TILE_STATE,
     TILE_TYPE,
     TILES_PLACED,
+    TO_ACT,
     TRAYS,
+    gather_index,
+    observation_layout,
 )
 
-SIZE = 6
-NUM_CELLS = SIZE * SIZE
 RED, BLUE = 0, 1
 COLORS = ("red", "blue")
-NUM_CRATES = 4
-NUM_SPACES = 2 * SIZE  # tile spaces per player
-MAX_STACK = NUM_CELLS  # trays a crate can hold
 
 #: Action tile types (two of each per player).
-PREMIUM, WHOLESALE, RUSH, QUALITY, MIXUP, MALFUNCTION = range(6)
-NUM_TYPES = 6
+PREMIUM, WHOLESALE, RUSH, QUALITY, MIXUP, MALFUNCTION = range(NUM_TYPES)
 TYPE_NAMES = (
     "Premium",
     "Wholesale",
@@ -55,10 +69,9 @@ TYPE_NAMES = (
 )
 TYPE_LETTERS = "PWRQXM"
 #: Status of a placed tile.
-UNPLAYED, USED, FLIPPED = range(3)
-NUM_STATUSES = 3
-#: Crate closure.
-OPEN, PREMIUM_CLOSED, WHOLESALE_CLOSED = range(3)
+UNPLAYED, USED, FLIPPED = range(NUM_STATUSES)
+#: Crate closure (the observation's one-hot leaves out ``OPEN``).
+OPEN, PREMIUM_CLOSED, WHOLESALE_CLOSED = range(1 + NUM_CLOSURES)
 
 #: Default trays per apple count 1-6 [decision: seven each of 1-5, one 6].
 DEFAULT_TRAY_COUNTS: tuple[int, ...] = (7, 7, 7, 7, 7, 1)
@@ -75,7 +88,7 @@ RUSH_USE = TILE + NUM_SPACES  # flip a Rush Order for an extra move
 RUSH_DECLINE = RUSH_USE + 1  # keep your Rush Orders, end the turn
 NUM_ACTIONS = RUSH_DECLINE + 1
 
-# Phases (sub-steps); OVER is terminal.
+# Phases: the sub-steps a player can be asked in, then OVER (terminal).
 (
     PLACING,
     MOVING,
@@ -88,8 +101,8 @@ NUM_ACTIONS = RUSH_DECLINE + 1
     MIXUP_OWN,
     MALFUNCTION_TARGET,
     RUSH_CHOICE,
-    OVER,
-) = range(12)
+) = range(NUM_PHASES)
+OVER = NUM_PHASES
 PHASE_NAMES = (
     "place tiles",
     "move the grabber",
@@ -104,7 +117,6 @@ PHASE_NAMES = (
     "use a Rush Order?",
     "game over",
 )
-NUM_PHASES = OVER  # phases a player can be asked in
 
 PLACEMENTS = ("simultaneous", "alternate", "random")
 OPPONENT_CRATES = ("visible", "full")
@@ -185,6 +197,37 @@ def to_frame(player: int, row: int, col: int) -> tuple[int, int]:
     return (row, col) if player == RED else (col, row)
 
 
+def fresh_view(state: PickAndPackState) -> np.ndarray:
+    """``state``'s ``view`` (``layout.SOURCE``) computed from scratch (the rules keep it up
+    to date move by move)."""
+    view = np.zeros(SOURCE.size, dtype=np.float32)
+    v = SOURCE.views(view)
+    v["trays"][:] = np.where(state.face_down, 0, state.apples)
+    v["face_down"][:] = state.face_down
+    v["grabber"][state.grabber] = 1
+    for seat in range(2):
+        for space in range(NUM_SPACES):
+            kind = int(state.tile_type[seat, space])
+            if kind >= 0:
+                v["tile_type"][seat, space, kind] = 1
+                v["tile_state"][seat, space, state.tile_status[seat, space]] = 1
+                v["tiles_placed"][seat] += 1
+        for k, stack in enumerate(state.crates[seat]):
+            v["crate_count"][seat, k] = len(stack)
+            v["crate_top"][seat, k] = stack[-1] if stack else 0
+            v["crate_stack"][seat, k, : len(stack)] = stack
+            closure = state.closure[seat][k]
+            if closure:
+                v["crate_closure"][seat, k, closure - 1] = 1
+        v["rush_orders"][seat] = state.rush_ready[seat], state.rush_new[seat]
+        v["scores"][seat] = sum(
+            crate_value(sum(stack), closure)
+            for stack, closure in zip(state.crates[seat], state.closure[seat], strict=True)
+        )
+    v["one"][0] = 1
+    return view
+
+
 class PickAndPackState(State):
     game: PickAndPackGame
 
@@ -225,8 +268,8 @@ class PickAndPackState(State):
         #: ``_put_tile``.
         self.placeable = self.placements()
         #: The grid, tiles, crates, scores and Rush Orders as the observation shows them
-        #: (see the observation module): every change below writes into it too.
-        self.view = observation.fresh_view(self)
+        #: (``layout.SOURCE``): every change below writes into it too.
+        self.view = fresh_view(self)
         if game.config.placement == "random":
             self._start_turn(self.first_player)
         #: ``to_act()`` and the legal actions of the player to act outside placement
@@ -409,7 +452,7 @@ class PickAndPackState(State):
     def refresh(self) -> None:
         """Redo what the rules keep up to date (``view``, ``placeable``, ``choosers``,
         ``legal_choices``) after changing the state by hand."""
-        self.view = observation.fresh_view(self)
+        self.view = fresh_view(self)
         self.placeable = self.placements()
         self.choosers = self.current_choosers()
         self.legal_choices = self.choices()
@@ -542,10 +585,10 @@ class PickAndPackState(State):
         assert self.legal_choices == self.choices(), f"kept legal choices {self.legal_choices}"
         assert np.array_equal(self.placeable, self.placements()), "kept placement masks"
         # The observation's view, kept up to date move by move, is the one computed afresh.
-        fresh = observation.fresh_view(self)
+        fresh = fresh_view(self)
         stale = [
             name
-            for name, field in observation.SOURCE.fields.items()
+            for name, field in SOURCE.fields.items()
             if not np.array_equal(
                 self.view[field.start : field.stop], fresh[field.start : field.stop]
             )
@@ -840,10 +883,10 @@ class PickAndPackGame(Game):
         # two targets for Quality Control or Order Mix-up, Rush Order).
         placement = 0 if config.placement == "random" else 2 * (NUM_SPACES - 1)
         self.max_decisions = placement + NUM_CELLS * 3 + 2 * NUM_SPACES * 5
-        self.observation_layout = observation.layout(self)
-        #: Per secret placement (False, True), per observer: see ``observation.gather_index``.
+        self.observation_layout = observation_layout()
+        #: Per secret placement (False, True), per observer: see ``layout.gather_index``.
         self.gather_index = tuple(
-            tuple(observation.gather_index(self, player, hidden) for player in (RED, BLUE))
+            tuple(gather_index(player, hidden, self.full_crates) for player in (RED, BLUE))
             for hidden in (False, True)
         )
 
@@ -851,7 +894,21 @@ class PickAndPackGame(Game):
         return PickAndPackState(self, rng)
 
     def observation(self, state: PickAndPackState, player: int) -> np.ndarray:
-        return observation.observation(state, player)
+        """``player``'s observation (a new float32 array), the fast way: gathered from
+        ``state.view``, then the fields that change on most steps written into their zeros.
+        ``observation.encode`` is the same from the state's plain fields."""
+        phase = state.phase
+        hidden = phase == PLACING and self.simultaneous
+        obs = state.view.take(self.gather_index[hidden][player])
+        if phase < NUM_PHASES:
+            obs[PHASE + phase] = 1
+            if not hidden:  # one seat to act (both while placing in secret, none at the end)
+                obs[TO_ACT if state.player == player else TO_ACT + 1] = 1
+        if state.holding:
+            obs[HOLDING] = state.holding
+        if state.mixup_crate >= 0:
+            obs[MIXUP_CRATE + state.mixup_crate] = 1
+        return obs
 
     def action_name(self, action: int) -> str:
         if action < MOVE:

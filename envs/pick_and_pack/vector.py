@@ -11,7 +11,7 @@ State: per game the grid (``apples``, ``face_down``, ``grabber``), the tiles
 ``crate_apples``, ``closure``; the trays themselves only in ``view``), the Rush Orders,
 the player, the phase, the tray in hand and the Order Mix-up crate, each an array with
 a game axis. As in ``PickAndPackState``, the engine keeps ``view`` (``(B, 654)``
-float32, the observation module's ``SOURCE`` layout) written in place at every change;
+float32, laid out as ``layout.SOURCE``) written in place at every change;
 a seat's observation is the game's own ``gather_index`` applied to it (``observations``
 does it as a few block copies, blue's grid transposed, a few hundred games at a time),
 then the phase, seat to act, tray in hand and Order Mix-up written in.
@@ -48,7 +48,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from envs.core.batched import BatchedEngine
-from envs.pick_and_pack.observation import (
+from envs.pick_and_pack.layout import (
     CRATE_CLOSURE,
     CRATE_COUNT,
     CRATE_STACK,
@@ -56,17 +56,25 @@ from envs.pick_and_pack.observation import (
     FACE_DOWN,
     GRABBER_CELL,
     HOLDING,
+    MAX_STACK,
     MIXUP_CRATE,
+    NUM_CELLS,
+    NUM_CRATES,
+    NUM_SPACES,
+    NUM_STATUSES,
+    NUM_TYPES,
     ONE,
     PHASE,
     POINTS,
     RUSH_ORDERS,
+    SIZE,
     SOURCE,
     TILE_STATE,
     TILE_TYPE,
     TILES_PLACED,
     TO_ACT,
     TRAYS,
+    ZERO,
 )
 from envs.pick_and_pack.rules import (
     CHOOSE_END,
@@ -74,18 +82,12 @@ from envs.pick_and_pack.rules import (
     FLIPPED,
     MALFUNCTION,
     MALFUNCTION_TARGET,
-    MAX_STACK,
     MIXUP,
     MIXUP_OPPONENT,
     MIXUP_OWN,
     MOVE,
     MOVING,
     NUM_ACTIONS,
-    NUM_CELLS,
-    NUM_CRATES,
-    NUM_SPACES,
-    NUM_STATUSES,
-    NUM_TYPES,
     OPP_CRATE,
     OVER,
     OWN_CRATE,
@@ -99,7 +101,6 @@ from envs.pick_and_pack.rules import (
     RUSH,
     RUSH_CHOICE,
     RUSH_USE,
-    SIZE,
     TARGET_PHASE,
     TILE,
     TRAY,
@@ -137,7 +138,6 @@ def copy_plan(index: np.ndarray) -> tuple[bool, list[tuple[int, int, int]]]:
     grid fields are transposed (blue's frame), and the runs ``(start, source, length)``
     copying ``view[source : source + length]`` to ``start`` after them (what is left
     points at ``SOURCE``'s zero)."""
-    zero = SOURCE.fields["zero"].start
     grid = np.arange(_GRID).reshape(3, SIZE, SIZE)
     transposed = not np.array_equal(index[:_GRID], grid.reshape(-1))
     if transposed:
@@ -145,7 +145,7 @@ def copy_plan(index: np.ndarray) -> tuple[bool, list[tuple[int, int, int]]]:
     runs: list[tuple[int, int, int]] = []
     for start in range(_GRID, len(index)):
         source = int(index[start])
-        if source == zero:
+        if source == ZERO:
             continue
         if runs and runs[-1][0] + runs[-1][2] == start and runs[-1][1] + runs[-1][2] == source:
             runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + 1)
@@ -371,7 +371,7 @@ class PickAndPackVector(BatchedEngine):
         return observations.reshape(b, 2, size)
 
     def _write_live(self, observations: np.ndarray, games: np.ndarray, seats: np.ndarray) -> None:
-        """Write the fields that change on most steps (as ``observation.observation``)."""
+        """Write the fields that change on most steps (as ``PickAndPackGame.observation``)."""
         phase = self.phase[games]
         live = np.flatnonzero(phase < OVER)
         observations[live, PHASE + phase[live]] = 1.0

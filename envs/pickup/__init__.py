@@ -122,6 +122,22 @@ least two ranks) and of the longer game.
 - The dealer is drawn from the seeded RNG; the pickup choice is a public step of
   its own (the other players see the options and the choice).
 
+## Modules
+
+Dependencies run one way: `layout` ← `rules` ← `observation`.
+
+- `layout.py`: the constants both sides need (`NUM_RANKS`, `POOL_SIZE`), the
+  observation's fields (`observation_layout`), the table of every seat's fields each
+  state keeps (`table_layout`) with the offsets the rules write through (`Cells`), and
+  each observer's gather from it (`gather_index`).
+- `rules.py`: the game (`PickupGame`, `PickupState`) and the deck; the state keeps its
+  table up to date move by move (`build_table` writes it from scratch), and
+  `PickupGame.observation` gathers a player's observation from it (the fast observation).
+- `observation.py`: `encode`, the plain reference encoder, field by field from the
+  state (tested equal to the fast one).
+- `vector.py`: `PickupVector`, thousands of games in lockstep as numpy arrays, and the
+  batched heuristic.
+
 ## Version history
 
 - v0: initial release. Later in v0, without changing any game (the same seed deals

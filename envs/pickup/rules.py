@@ -5,11 +5,12 @@ move, never recounting. The rules' fields are plain Python ints and lists (read 
 written one entry at a time: several times cheaper than numpy scalars): per-seat hand
 and pile counts per rank, the pool, the discard and the reveal bookkeeping. Derived and
 kept up to date as well: the totals, bit sets of the ranks in each hand and in the pool
-(the masks and the resolution read them), and the observation table
-(``observation.py``), one float32 vector of every seat's observation fields that each
+(the masks and the resolution read them), and the observation table (its fields and
+cells in ``layout.py``), one float32 vector of every seat's observation fields that each
 move writes a few cells of (through a memoryview: scalar writes at a third of numpy's
-cost); an observation is one gather from it. ``refresh()`` recomputes all of them from
-scratch (after editing a state by hand); ``check_invariants`` checks they are current.
+cost); an observation is one gather from it. ``build_table`` writes the table plainly
+from the rules' fields: ``refresh()`` recomputes it and the rest from scratch (after
+editing a state by hand); ``check_invariants`` checks they are current.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.core.game import Config, Game, State, require_choice
-from envs.pickup import observation
+from envs.pickup.layout import (
+    NUM_RANKS,
+    POOL_SIZE,
+    Cells,
+    gather_index,
+    observation_layout,
+    table_layout,
+)
 
-#: Ranks 1-10; rank index ``r`` (0-9) is the card of face value ``r + 1``.
-NUM_RANKS = 10
 #: Face value (points) of each rank index.
 RANK_VALUES = np.arange(1, NUM_RANKS + 1, dtype=np.int64)
 #: The Pairs deck: one 1, two 2s, ... ten 10s (55 cards).
@@ -33,7 +39,6 @@ DECK_SIZE = int(DECK_COUNTS.sum())
 #: The deck in rank order; every hand shuffles a copy of it.
 RANK_INDEX = np.arange(NUM_RANKS)
 DECK = np.repeat(RANK_INDEX, DECK_COUNTS)
-POOL_SIZE = 5
 PLAYER_COUNTS = (2, 3, 4, 5, 6)
 #: Cards dealt to each player (and rounds per hand), by player count [book].
 HAND_SIZE = {2: 7, 3: 6, 4: 6, 5: 5, 6: 5}
@@ -120,7 +125,7 @@ class PickupState(State):
         self.hand_number = 0
         self.finished = False
         self.dealer = int(rng.integers(n))
-        #: Every seat's observation fields (``observation.table_layout``), kept up to date.
+        #: Every seat's observation fields (``layout.table_layout``), kept up to date.
         self._bind_table(np.zeros(game.table_layout.size, dtype=np.float32))
         self._start_hand()
 
@@ -206,7 +211,7 @@ class PickupState(State):
         ]
         self.hand_bits = [bits_of(hand) for hand in self.hands]
         self.pool_bits = bits_of(self.pool)
-        self._bind_table(observation.build_table(self))
+        self._bind_table(build_table(self))
 
     def _bind_table(self, table: np.ndarray) -> None:
         """Use ``table``: a memoryview of it for the rules' writes of single cells, and
@@ -529,7 +534,7 @@ class PickupState(State):
         assert self.hand_bits == hand_bits, f"hand bits {self.hand_bits} are not {hand_bits}"
         pool_bits = bits_of(self.pool)
         assert self.pool_bits == pool_bits, f"pool bits {self.pool_bits} are not {pool_bits}"
-        built = observation.build_table(self)
+        built = build_table(self)
         stale = np.flatnonzero(self.table != built).tolist()
         assert not stale, f"observation table cells {stale} are stale"
 
@@ -576,6 +581,32 @@ class PickupState(State):
         return f"your hand (player_{player}): " + (" ".join(str(r + 1) for r in ranks) or "-")
 
 
+def build_table(state: PickupState) -> np.ndarray:
+    """The observation table of ``state`` (``layout.table_layout``), written plainly from
+    the rules' fields."""
+    layout = state.game.table_layout
+    table = np.zeros(layout.size, dtype=np.float32)
+    views = layout.views(table)
+    views["hands"][:] = state.hands
+    views["unseen"][:] = np.subtract(state.unshown, state.hands)
+    views["unshown"][:] = state.unshown
+    views["pool"][:] = state.pool
+    views["piles"][:] = state.piles
+    for seat, card in enumerate(state.played):
+        if card >= 0:
+            views["revealed"][seat, card] = 1
+    for position, seat in enumerate(state.acted, start=1):
+        views["order"][seat] = position
+    views["last_actor"][state.last_actor] = 1
+    views["dealer"][state.dealer] = 1
+    if state.chooser >= 0:
+        views["chooser"][state.chooser] = 1
+    views["scores"][:] = state.totals
+    if not state.finished:
+        views["round"][state.round] = 1
+    return table
+
+
 class PickupGame(Game):
     name = "pickup"
     config_class = PickupConfig
@@ -598,19 +629,22 @@ class PickupGame(Game):
         self.max_decisions = hands * size * (n + min(n, POOL_SIZE - 1))
         #: Dealing: the (seat, rank) cell offset of each of the n * size dealt cards.
         self.deal_offsets = np.repeat(np.arange(n) * NUM_RANKS, size)
-        self.observation_layout = observation.layout(self)
+        self.observation_layout = observation_layout(n, size, self.target)
         #: Each state's table of every seat's observation fields, where its parts start,
         #: and per observer the cells of its observation.
-        self.table_layout = observation.table_layout(self)
-        self.cells = observation.Cells.of(self.table_layout)
-        self.gathers = [observation.gather_index(self, p) for p in self.all_seats]
+        self.table_layout = table_layout(n, size)
+        self.cells = Cells.of(self.table_layout)
+        self.gathers = [
+            gather_index(self.observation_layout, self.table_layout, p) for p in self.all_seats
+        ]
 
     def new_initial_state(self, rng: np.random.Generator) -> PickupState:
         return PickupState(self, rng)
 
     def observation(self, state: PickupState, player: int) -> np.ndarray:
-        # One gather from the state's table instead of encoding into views.
-        return observation.observe(state, player)
+        # One gather from the state's table (a new float32 array) instead of encoding into
+        # views; ``observation.encode`` is the plain reference it is tested against.
+        return state.table[self.gathers[player]]
 
     def action_name(self, action: int) -> str:
         return f"rank {action + 1}"

@@ -9,15 +9,15 @@ advances each row by its own kind of choice and resolves its played cards (lowes
 first, ties going left from the last actor) as far as the next choice.
 
 State: as in ``PickupState``, every game keeps the *table* of every seat's
-observation fields in absolute seat order (``observation.table_layout``), one
+observation fields in absolute seat order (``layout.table_layout``), one
 float32 row per game (``table``, ``(B, table size)``). The hands, pool, unseen
 counts, piles, reveal, order, last actor, dealer, chooser, scores and round are views
 of it (``hands``: ``(B, N, 10)`` and the like), and the play writes their cells in
 place (through the flat table: ``game * width + cell``); a seat's observation is one
-``take`` of its cells, listed by the rules' own ``gather_index``. Beside it, integer
-arrays keep what the rules read as seats and ranks: each seat's played rank, the
-chooser, the last actor, the dealer, the round, the banked points of earlier hands
-and each game's shuffled deck (``deck``, ``(B, 55)``, rank indices). ``step`` advances
+``take`` of its cells, listed by the game's own ``gathers`` (``layout.gather_index``).
+Beside it, integer arrays keep what the rules read as seats and ranks: each seat's
+played rank, the chooser, the last actor, the dealer, the round, the banked points of
+earlier hands and each game's shuffled deck (``deck``, ``(B, 55)``, rank indices). ``step`` advances
 a row by one choice and resolves its cards in passes over the rows still resolving,
 one card per row and pass (at most N + 1 passes). ``masks()`` and ``choosers()`` are
 computed once per change and handed out read-only.
@@ -62,19 +62,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from envs.core.batched import BatchedEngine
-from envs.pickup import observation
+from envs.pickup.layout import NUM_RANKS, POOL_SIZE
 from envs.pickup.rules import (
     DECK,
     DECK_COUNTS,
     DECK_SIZE,
     NO_SEAT,
-    NUM_RANKS,
-    POOL_SIZE,
+    RANK_INDEX,
     PickupGame,
     PickupState,
+    build_table,
 )
 
-RANKS = np.arange(NUM_RANKS)
 #: The heuristic's constants (``training.agents.pickup``).
 SAMPLES = 6
 KEEP_WEIGHT = 0.6
@@ -203,7 +202,7 @@ class PickupVector(BatchedEngine):
     def _load(self, games: np.ndarray, states: Sequence[PickupState]) -> None:
         # A loop over the states: loading is not in the hot path.
         self._changed()
-        self.table[games] = np.stack([observation.build_table(s) for s in states])
+        self.table[games] = np.stack([build_table(s) for s in states])
         for row, state in zip(games.tolist(), states, strict=True):
             self.played[row] = state.played
             self.chooser[row] = state.chooser
@@ -238,7 +237,7 @@ class PickupVector(BatchedEngine):
             if len(rows):
                 seats = self.chooser[rows]
                 card = self.played[rows, seats]
-                masks[rows, seats] = (self.pool[rows] > 0) & (card[:, None] >= RANKS)
+                masks[rows, seats] = (self.pool[rows] > 0) & (card[:, None] >= RANK_INDEX)
             masks.flags.writeable = False
             self._masks = masks
         return self._masks
@@ -306,7 +305,7 @@ class PickupVector(BatchedEngine):
                 if not len(active):
                     break
             cards = played[np.arange(len(active)), seats]
-            eligible = (self.pool[active] > 0) & (cards[:, None] >= RANKS)
+            eligible = (self.pool[active] > 0) & (cards[:, None] >= RANK_INDEX)
             options = eligible.sum(axis=1)
             choose = options >= 2
             if choose.any():
@@ -388,7 +387,8 @@ class PickupVector(BatchedEngine):
         seats), drawing from ``rng`` the imagined deals (``draw_picks``) and the
         tie-break noise (``rng.random((k, 10))``)."""
         observations = np.asarray(observations)
-        unseen = observations[:, 2 * NUM_RANKS : 3 * NUM_RANKS].sum(axis=1).astype(np.int64)
+        field = self.game.observation_layout.fields["unseen"]
+        unseen = observations[:, field.start : field.stop].sum(axis=1).astype(np.int64)
         picks = draw_picks(unseen, self.num_players - 1, rng)
         noise = rng.random((len(observations), NUM_RANKS))
         return heuristic_actions(observations, masks, self.game, picks, noise)
@@ -455,7 +455,7 @@ def heuristic_values(
     unseen = field("unseen").astype(np.int64)
     rounds_after = game.hand_size - 1 - np.argmax(field("round"), axis=1)
     factors = worth_factors(game.num_players, game.hand_size)
-    worth = (RANKS + 1.0) * factors[unseen, unseen.sum(axis=1)[:, None], rounds_after[:, None]]
+    worth = (RANK_INDEX + 1.0) * factors[unseen, unseen.sum(axis=1)[:, None], rounds_after[:, None]]
     piles = field("piles").astype(np.int64)  # (k, N, 10), own seat first
     in_piles = piles.sum(axis=1)
     values = np.zeros((k, NUM_RANKS))

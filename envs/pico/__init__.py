@@ -89,6 +89,18 @@ equally likely.
   round 2 knows the aside card by elimination: the observation shows it then.
 - Three players: a highest card exactly equal to the sum of the other two wins.
 
+## Modules
+
+Dependencies run one way: `layout` ← `rules` ← `observation`.
+
+- `layout.py`: the card values, the observation's fields (`observation_layout`), and
+  the flat indices and per-seat gathers the rules write and read the public table through.
+- `rules.py`: the game (`PicoGame`, `PicoState`); the state keeps seat 0's observation up
+  to date and `observe` gathers a player's from it (the fast observation).
+- `observation.py`: `encode`, the plain reference encoder, field by field from the state
+  (tested equal to the fast one).
+- `vector.py`: `PicoVector`, thousands of games in lockstep as numpy arrays.
+
 ## Version history
 
 - v0: initial release.

@@ -1,4 +1,8 @@
-"""Pico rules: pure, seeded, no RL imports. See the package docstring for the rules."""
+"""Pico rules: pure, seeded, no RL imports. See the package docstring for the rules.
+
+The state keeps seat 0's observation as its public table (written through
+``envs.pico.layout``'s indices); ``PicoState.observe`` gathers a player's observation
+from it."""
 
 from __future__ import annotations
 
@@ -10,10 +14,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from envs.core.game import Config, Game, State, require_choice
-from envs.pico import observation
+from envs.pico.layout import (
+    NUM_CARDS,
+    NUM_ROUNDS,
+    VALUES,
+    HiddenIndex,
+    PublicIndex,
+    last_reveal,
+    observation_layout,
+    seat_permutations,
+)
 
-#: The card values; action ``i`` plays a card of value ``VALUES[i]``.
-VALUES: tuple[int, ...] = (2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 16)
 #: Point values (dots) of the cards [decision: the later edition's values].
 DEFAULT_POINTS: dict[int, int] = {
     2: 1,
@@ -28,15 +39,13 @@ DEFAULT_POINTS: dict[int, int] = {
     13: 3,
     16: 4,
 }
-NUM_CARDS = len(VALUES)
-#: Per player count: cards of each value in the deck, hand size, number of rounds.
+#: Per player count: cards of each value in the deck, and the hand size.
 DECK_COUNTS = {
     2: np.ones(NUM_CARDS, dtype=np.int64),
     # Two sets without both 2s and one 3: 19 cards.
     3: np.array([0, 1] + [2] * (NUM_CARDS - 2), dtype=np.int64),
 }
 HAND_SIZE = {2: 5, 3: 6}
-NUM_ROUNDS = {2: 2, 3: 3}
 #: Readings of the aside card (``PicoConfig.aside``).
 ASIDE_READINGS = ("face_up", "face_down")
 
@@ -125,7 +134,7 @@ class PicoState(State):
         self.aside = aside
         self.set_sizes: list[int] = sets.sum(axis=1).tolist()  # cards in each set
         self.round = 0
-        #: Seat 0's observation: the whole public table (see ``observation.PublicIndex``).
+        #: Seat 0's observation: the whole public table (see ``layout.PublicIndex``).
         self.public = self.game.observation_layout.zeros()
         self.public[self.game.public_index.aside] = aside
         self.total_scores = np.zeros(self.game.num_players, dtype=np.float64)
@@ -173,6 +182,10 @@ class PicoState(State):
         """Which seats won the last reveal."""
         return self._field("last_winners").astype(bool)
 
+    def observe(self, player: int) -> np.ndarray:
+        """``player``'s observation (a new float32 array): one gather from seat 0's."""
+        return self.public.take(self.game.seat_permutations[player])
+
     def is_terminal(self) -> bool:
         return self.round >= self.game.num_rounds
 
@@ -189,7 +202,7 @@ class PicoState(State):
         at = game.public_index
         played: tuple[int, ...] = game.cards_played(joint)
         winning = card_winners(played)
-        public[at.last_reveal] = observation.last_reveal(played, winning)
+        public[at.last_reveal] = last_reveal(played, winning)
         for seat in winning:  # the winning card leaves the hand for the seat's won pile
             card = played[seat]
             in_hand = at.hand_rows[seat] + card
@@ -272,7 +285,7 @@ class FaceDownPicoState(PicoState):
     it has shown (``shown``: the cards each seat has revealed this round, won or not); the
     other hand's remaining cards and the aside card are unknown to them. The swap of round 2
     makes everything known. ``public`` still holds the whole table; the observation hides
-    what the observer does not know (``observation.face_down_observation``)."""
+    what the observer does not know (``observe``)."""
 
     def _deal(self, sets: np.ndarray, aside: np.ndarray) -> None:
         #: Cards each seat has revealed in round 1 (0/1 per value).
@@ -284,6 +297,14 @@ class FaceDownPicoState(PicoState):
         if self.round == 0:
             for seat, card in joint.items():
                 self.shown[seat, card] = 1.0
+
+    def observe(self, player: int) -> np.ndarray:
+        """The gather, then in round 1 the other hand's unshown cards and the aside card
+        moved to ``unseen`` (``HiddenIndex.hide``)."""
+        observed = self.public.take(self.game.seat_permutations[player])
+        if self.round == 0:
+            self.game.hidden_index.hide(observed, self.shown[1 - player])
+        return observed
 
     def unseen_by(self, player: int) -> np.ndarray:
         """Cards ``player`` cannot place in round 1 (counts per value): the other hand's
@@ -362,7 +383,7 @@ class PicoGame(Game):
         # A reveal takes at least one card from a hand, and a round ends when a hand is
         # down to one card: at most n * (hand - 2) + 1 reveals of n decisions a round.
         self.max_decisions = self.num_rounds * (n * (hand - 2) + 1) * n
-        self.observation_layout = observation.layout(self)
+        self.observation_layout = observation_layout(n, self.face_down)
         self.seats = tuple(range(n))
         #: The joint action's cards in seat order, as a tuple.
         self.cards_played = operator.itemgetter(*self.seats)
@@ -375,22 +396,18 @@ class PicoGame(Game):
         ]
         #: Points per card index, as Python ints for the reveal's scalar arithmetic.
         self.points = tuple(int(p) for p in self.card_points)
-        self.public_index = observation.PublicIndex.of(self.observation_layout, n)
-        self.seat_permutations = observation.seat_permutations(self.observation_layout, n)
+        self.public_index = PublicIndex.of(self.observation_layout, n)
+        #: Per observer, the gather of its observation from seat 0's (``PicoState.observe``).
+        self.seat_permutations = seat_permutations(self.observation_layout, n)
         self._state_class = FaceDownPicoState if self.face_down else PicoState
-        self._observe = (
-            observation.face_down_observation if self.face_down else observation.observation
-        )
-        #: Face down: flat indices of the fields round 1 hides (``face_down_observation``).
-        self.hidden_index = (
-            observation.HiddenIndex.of(self.observation_layout) if self.face_down else None
-        )
+        #: Face down: flat indices of the fields round 1 hides (``HiddenIndex.hide``).
+        self.hidden_index = HiddenIndex.of(self.observation_layout) if self.face_down else None
 
     def new_initial_state(self, rng: np.random.Generator) -> PicoState:
         return self._state_class(self, rng)
 
     def observation(self, state: PicoState, player: int) -> np.ndarray:
-        return self._observe(state, player)
+        return state.observe(player)
 
     def action_name(self, action: int) -> str:
         return f"play {VALUES[action]}"

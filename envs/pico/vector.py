@@ -10,7 +10,7 @@ gives the same observations, masks, rewards, terminations and scores.
 
 As in ``PicoState``, the engine keeps seat 0's observation of every game (``public``,
 shape ``(B, obs_size)``), written in place at every reveal, and a seat's observation
-is a gather from it through the same ``seat_permutations``.
+is a gather from it through the same ``seat_permutations`` (``envs/pico/layout.py``).
 
 Dealing: a deal of ``k`` games is one call ``rng.random((k, deck_size))``: each row's
 ``argsort`` orders that game's deck; set ``d`` is cards ``d * hand_size`` to
@@ -32,8 +32,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from envs.core.batched import BatchedEngine
-from envs.pico.observation import last_reveal
-from envs.pico.rules import DECK_COUNTS, HAND_SIZE, NUM_CARDS, PicoGame, PicoState, card_winners
+from envs.pico.layout import NUM_CARDS, last_reveal
+from envs.pico.rules import DECK_COUNTS, HAND_SIZE, PicoGame, PicoState, card_winners
 
 #: Scale of the heuristic's random tie-break (``training.agents.pico.TIE_BREAK``).
 TIE_BREAK = 1e-3
