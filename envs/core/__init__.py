@@ -8,28 +8,37 @@
 | `aec.py` | `HiddenHandAEC` (`raw_env` / `env()`) and `HiddenHandParallel` |
 | `single_agent.py` | `SingleAgentEnv`, the Gymnasium view (one learner, opponents inside `step`) |
 | `rewards.py` | the `win` and `score` reward modes |
-| `spec.py`, `registration.py` | `GameSpec`, ids, factories, registration |
-| `agents.py` | the agent protocol and the random agent |
+| `spec.py`, `registration.py` | `GameSpec`, ids, factories, registration; the agent plugins |
+| `agents.py` | the agent protocol, the random agent, `decide` and `Position` (for search) |
+| `render.py` | the render modes (text, printed, drawn as an image) |
+| `batched.py`, `vector.py` | `BatchedEngine`, the shared half of every batched engine; `make_vec` |
 
 Adding a game (see `envs/pico` for the smallest complete one):
 
-1. `envs/<game>/rules.py`: a `Config` subclass (options; `validate` says what is
-   allowed), a `State` subclass (`to_act`, `legal_mask`, `_apply`, `scores`,
-   `__str__` as a spectator's view, `resample`, `check_invariants`) and a `Game`
-   subclass (`num_actions`, `observation_layout`, `max_decisions`,
-   `new_initial_state`, and `encode` or `observation`). No RL imports.
-2. `envs/<game>/observation.py`: the layout and the encoder, from the observer's
-   seat, with nothing the observer may not know.
-3. `envs/<game>/__init__.py`: the documentation page as the module docstring, and
-   `SPEC = GameSpec(...)` with the heuristic's entry point and the
-   `configurations` the shared suites must cover; `raw_env, env, parallel_env =
-   factories(SPEC)`.
-4. Add the package name to `GAME_MODULES` in `envs/__init__.py`. The conformance
+1. `envs/<game>/layout.py`: the observation's fields (an `ObservationLayout`) and
+   whatever offsets and constants the rules and the encoders share, each once.
+2. `envs/<game>/rules.py` (imports the layout, never the encoder): a `Config`
+   subclass (options; `validate` says what is allowed), a `State` subclass
+   (`to_act`, `legal_mask`, `_apply`, `scores`, `__str__` as a spectator's view,
+   `resample`, `check_invariants`) and a `Game` subclass (`num_actions`,
+   `observation_layout`, `max_decisions`, `new_initial_state`, and `encode` or
+   `observation`). No RL imports.
+3. `envs/<game>/observation.py` (imports the rules): the plain encoder
+   `encode(state, player)`, from the observer's seat, with nothing the observer may
+   not know; the reference every faster path is tested against.
+4. `envs/<game>/__init__.py`: the documentation page as the module docstring, and
+   `SPEC = GameSpec(...)` with the `configurations` the shared suites must cover;
+   `raw_env, env, parallel_env = factories(SPEC)`. The game's agents (heuristic,
+   ...) are registered by `training.agents` (its `GAME_AGENTS`).
+5. Add the package name to `GAME_MODULES` in `envs/__init__.py`. The conformance
    and trust suites (`tests/test_conformance.py`, `tests/test_trust.py`) then run
-   over it; add `tests/test_<game>.py` with a test for each rule.
+   over it; add `tests/test_<game>_*.py` with a test for each rule.
+6. A batched engine (`envs/<game>/vector.py`, on `BatchedEngine`) and its name in
+   `envs.core.vector.BATCHED_ENGINES`; `tests/test_vector_<game>.py` checks it
+   against the rules step by step.
 
-Making it fast, once it is right (`scripts/step_costs.py` times each part): write
-the plain `encode` first and keep it as the reference in the game's tests. Then
+Making it fast, once it is right (`scripts/step_costs.py` times each part): keep
+the plain `encode` as the reference. Then
 let the state keep everything its observations show in one float32 buffer, laid
 out by absolute seat and written by the rules as they move, and override
 `Game.observation` with one gather (`buffer.take(index[player])`, the index built
