@@ -1,5 +1,7 @@
-"""Easter collection's observations: what stays hidden, and the fast encoder and masks
-against obvious versions (in copies too)."""
+"""Easter collection's observations: what stays hidden, the fast observation (one gather
+from the state's buffer) against the plain reference encoder
+(``envs.easter_collection.observation.encode``), and the masks against obvious versions
+(in copies too)."""
 
 from __future__ import annotations
 
@@ -9,14 +11,17 @@ import pickle
 import numpy as np
 import pytest
 
+from envs.easter_collection import SPEC, observation
+from envs.easter_collection.layout import DERIVED
 from envs.easter_collection.rules import (
     PHASE_CHOOSE,
-    PHASE_DONE,
     PHASE_PLACE,
     PLACE,
     EasterCollectionGame,
     EasterCollectionState,
 )
+
+CONFIGS = [(c["num_players"], c["variant"]) for c in SPEC.configurations]
 
 # --- hidden information -------------------------------------------------------------------
 
@@ -66,51 +71,16 @@ def test_bids_are_public_after_the_reveal_and_views_are_relative(easter):
     assert "KS" in str(state) and "5H" in str(state)
 
 
-# --- the fast encoder against an obvious one ----------------------------------------------
-
-
-def reference_observation(game: EasterCollectionGame, state: EasterCollectionState, player: int):
-    """The observation written the slow, obvious way from the public rules fields."""
-    n = game.num_players
-    flat = game.observation_layout.zeros()
-    v = game.observation_layout.views(flat)
-    seats = [(player + k) % n for k in range(n)]
-    v["hand"][:] = state.hands[player]
-    known = (state.hands[player] > 0) | (state.discards > 0) | state.piles.any(axis=0)
-    known |= state.final_hands[player]  # own cards discarded at the end were seen
-    if state.phase == PHASE_PLACE:
-        v["chosen"][state.chosen[player]] = 1
-        known[state.chosen[player]] = True
-        for row, seat in enumerate(seats):
-            if state.target[seat] >= 0:
-                v["placed"][row] = 1
-                if state.target[seat] < 4:
-                    v["bids"][state.target[seat], row] = 1
-    for position, card in enumerate(state.table):
-        if card >= 0:
-            v["table"][position, card] = 1
-            known[card] = True
-    v["discards"][:] = state.discards
-    v["unseen"][:] = ~known
-    v["deck"][0] = len(state.deck) - state.next_card
-    v["round"][min(state.round, 5)] = 1
-    v["last_round"][0] = state.last_round
-    if state.phase != PHASE_DONE:
-        v["bid"][state.bid] = 1
-        v["phase"][state.phase] = 1
-    v["start"][seats.index(state.start_player)] = 1
-    for row, seat in enumerate(seats):
-        v["score_piles"][row] = state.piles[seat]
-        v["played"][row] = state.played[seat]
-        v["scores"][row] = state.points[seat]
-    return flat
+# --- the fast observation against the reference encoder ----------------------------------
 
 
 def check_observations(game: EasterCollectionGame, state: EasterCollectionState) -> None:
-    """Every seat's observation (and its ``encode`` into views) is the reference one."""
+    """Every seat's observation (and the core's ``encode`` into views) is the reference
+    encoder's."""
     for p in range(game.num_players):
-        expected = reference_observation(game, state, p)
-        assert np.array_equal(game.observation(state, p), expected)
+        expected = observation.encode(state, p)
+        fast = game.observation(state, p)
+        assert fast.dtype == np.float32 and np.array_equal(fast, expected)
         flat = game.observation_layout.zeros()
         game.encode(state, p, game.observation_layout.views(flat))
         assert np.array_equal(flat, expected)
@@ -137,9 +107,12 @@ def check_masks(game: EasterCollectionGame, state: EasterCollectionState) -> Non
         assert np.array_equal(state.legal_mask(p), mask)
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
-@pytest.mark.parametrize("variant", ["standard", "secret_positions"])
-def test_encoder_and_masks_match_the_obvious_versions(easter, num_players, variant):
+@pytest.mark.parametrize("num_players, variant", CONFIGS)
+def test_fast_observation_matches_the_reference_encoder_and_masks_the_obvious_ones(
+    easter, num_players, variant
+):
+    """At every decision of random games (and of a determinisation of each position),
+    for every seat."""
     game = easter.make(num_players, variant=variant)
     for seed in range(6):
         state = game.new_initial_state(np.random.default_rng(seed))
@@ -154,6 +127,30 @@ def test_encoder_and_masks_match_the_obvious_versions(easter, num_players, varia
             if state.is_terminal():
                 break
             state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+
+
+def test_reference_encoder_reads_the_rules_fields_not_the_buffers_mirrors(easter):
+    """``encode`` works from the rules' fields: with the buffer's fields that only mirror
+    them (``DERIVED``), the hand rows and the points scrambled, it writes the same
+    observation (the fast one changes); it returns a new float32 vector each time."""
+    game = easter.make(3)
+    state = game.new_initial_state(np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    # Play on to a seat placing its bid after another has placed, with cards in the piles.
+    while not (state.phase == PHASE_PLACE and state.num_placed and state.piles.any()):
+        state.apply({p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()})
+    expected = [observation.encode(state, p) for p in range(3)]
+    assert all(np.array_equal(game.observation(state, p), expected[p]) for p in range(3))
+    scrambled = state.clone()
+    for name in (*DERIVED, "hands", "points"):
+        scrambled.view[name][...] = 7.0
+    for p in range(3):
+        assert not np.array_equal(game.observation(scrambled, p), expected[p])
+        encoded = observation.encode(scrambled, p)
+        assert encoded.dtype == np.float32 and encoded.shape == (game.observation_layout.size,)
+        assert np.array_equal(encoded, expected[p])
+    encoded[:] = -1
+    assert np.array_equal(observation.encode(state, 2), expected[2])
 
 
 @pytest.mark.parametrize("how", ["clone", "resample", "pickle", "deepcopy"])

@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from envs.easter_collection.observation import DERIVED
+from envs.easter_collection.layout import DERIVED
 from envs.easter_collection.rules import (
     EasterCollectionState,
     card_index,

@@ -136,6 +136,24 @@ has a suit that matches several table cards (that is why it is asked). With secr
 positions no bid is ever face down between decisions (cards and chips are revealed
 together). The sample has its own RNG, so later chance events differ too.
 
+## Modules
+
+Dependencies run one way: `layout` ← `rules` ← `observation`; `vector` imports `layout`
+and `rules`.
+
+- `layout.py`: what the rules and the encoders share: the sizes both need (cards,
+  positions, rounds shown, the highest score), the observation's fields
+  (`observation_layout`), the layout of the buffer each state keeps (`source_layout`)
+  with the flat offsets the rules write through (`SourceOffsets`), each observer's
+  gather from it (`gather_indices`) and a new state's buffer (`initial_source`).
+- `rules.py`: the game (`EasterCollectionGame`, `EasterCollectionState`): deals, bids,
+  reveals, determinisation; the state keeps its buffer `source` up to date move by move,
+  and `EasterCollectionGame.observation` gathers a player's observation from it (the
+  fast observation).
+- `observation.py`: `encode`, the plain reference encoder, field by field from the
+  state (tested equal to the fast one).
+- `vector.py`: `EasterCollectionVector`, thousands of games in lockstep as numpy arrays.
+
 ## Version history
 
 - v0: initial release.

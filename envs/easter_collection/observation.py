@@ -1,179 +1,85 @@
-"""Easter collection observations, from the observer's seat (own seat first, then going left).
+"""Easter collection observations, the plain way: ``encode(state, player)`` reads the
+state's rules fields into the named views of the observation layout
+(``layout.observation_layout``), as OpenSpiel's observers read a state.
 
-Only what the observer has seen: their own hand and their own face-down bid; for the
-others, where their face-down bids lie (never which card they are) until the reveal.
-Everything turned face up (collected bids, discards, leftover table cards) is public.
+From the observer's seat: rows of per-seat fields are the observer's own first, then the
+others going left. Only what the observer has seen: their own hand and their own
+face-down bid; of the others, where their face-down bids lie (never which card they
+are) until the reveal. Everything turned face up (collected bids, discards, leftover
+table cards) is public.
 
-For speed the state keeps every field of every seat's observation, in absolute seats, in
-one float32 buffer laid out by ``source_layout`` and updated as the rules change it (at the
-flat indices of ``SourceOffsets``); an observation is then a single gather from that
-buffer with the observer's index array (``gather_indices``).
+The game's own ``EasterCollectionGame.observation`` returns the same, faster: one gather
+from the buffer the state keeps up to date (``layout.gather_indices``). This encoder is
+the reference it is tested against (``tests/test_easter_collection_observation.py``): it
+reads the hands from ``hand_cards``, the table, bids, deck and stage from the rules'
+Python fields, the face-up cards from the rules' arrays (``discards``, ``piles``,
+``played``), and recomputes the scores from the piles; never the buffer's fields that
+only mirror the rules (``layout.DERIVED``), nor its index tables.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from envs.core.game import relative_seats
-from envs.core.observation import ObservationLayout
-
-if TYPE_CHECKING:
-    from envs.easter_collection.rules import EasterCollectionGame, EasterCollectionState
-
-NUM_CARDS = 52
-NUM_POSITIONS = 4
-MAX_ROUNDS = 6
-MAX_SCORE = 72  # every card: 36 numbers × 1 + 12 faces × 2 + 4 aces × 3
-PHASE_PLACE = 1
-#: Source fields that only mirror the rules' Python fields (``hands``, ``discards``,
-#: ``piles``, ``played`` and ``points`` are the rules' own arrays).
-DERIVED = (
-    "own_bid",
-    "unseen",
-    "table",
-    "deck",
-    "bid",
-    "round",
-    "last_round",
-    "phase",
-    "start",
-    "bids",
-    "placed",
+from envs.easter_collection.layout import MAX_ROUNDS, NUM_CARDS
+from envs.easter_collection.rules import (
+    DISCARD,
+    PHASE_DONE,
+    PHASE_PLACE,
+    POINTS,
+    EasterCollectionState,
 )
 
 
-def layout(game: EasterCollectionGame) -> ObservationLayout:
+def encode(state: EasterCollectionState, player: int) -> np.ndarray:
+    """``player``'s flat observation of ``state`` (a new float32 array)."""
+    game = state.game
     n = game.num_players
-    return (
-        ObservationLayout()
-        .add("hand", NUM_CARDS, "own hand")
-        .add("chosen", NUM_CARDS, "own face-down bid waiting to be placed")
-        .add("table", (NUM_POSITIONS, NUM_CARDS), "one-hot: the card at each table position")
-        .add("discards", NUM_CARDS, "the face-up discard pile")
-        .add("unseen", NUM_CARDS, "cards the observer has not seen (deck, other hands, bids)")
-        .add("deck", 1, "cards left in the deck", high=NUM_CARDS)
-        .add("bid", 2, "one-hot: first or second bid")
-        .add("round", MAX_ROUNDS, "one-hot: the round")
-        .add("last_round", 1, "1 when this round is the last")
-        .add("phase", 2, "one-hot: choosing a card, placing it (zeros at the end)")
-        .add("start", n, "one-hot: the round's start player")
-        .add("bids", (NUM_POSITIONS, n), "face-down bids: position × seat who placed one there")
-        .add("placed", n, "seats that have placed or discarded this bid's card")
-        .add("score_piles", (n, NUM_CARDS), "cards in each seat's score pile")
-        .add("played", (n, NUM_CARDS), "cards each seat has played face up (bids, discards)")
-        .add("scores", n, "points in each seat's score pile", high=MAX_SCORE)
-    )
+    flat = game.observation_layout.zeros()
+    views = game.observation_layout.views(flat)
+    seats = relative_seats(player, n)  # row k is seat seats[k]
+    placing = state.phase == PHASE_PLACE
+    seen = np.zeros(NUM_CARDS, dtype=bool)  # the cards the observer has seen
 
+    # What the observer holds: the hand, the hand discarded at the end (buried, but seen
+    # by its owner) and, while bids are placed, their own face-down bid.
+    for card in state.hand_cards[player]:
+        views["hand"][card] = 1.0
+        seen[card] = True
+    seen |= state.final_hands[player]
+    if placing:
+        views["chosen"][state.chosen[player]] = 1.0
+        seen[state.chosen[player]] = True
 
-def source_layout(num_players: int) -> ObservationLayout:
-    """The state's buffer: every observation field with rows in absolute seats, and the
-    private fields (hand, own bid, unseen) of every seat."""
-    n = num_players
-    return (
-        ObservationLayout()
-        # Padded to the standard game's 56 actions (the padding stays 0), so that the
-        # legal mask of a card choice is one conversion of the row.
-        .add("hands", (n, NUM_CARDS + NUM_POSITIONS), "each seat's hand, then 4 zeros")
-        .add("own_bid", (n, NUM_CARDS), "each seat's face-down bid (placing phase)")
-        # Card by seat, so that turning a card face up clears one short run.
-        .add("unseen", (NUM_CARDS, n), "the seats that have never seen each card")
-        .add("table", (NUM_POSITIONS, NUM_CARDS), "one-hot: the card at each table position")
-        .add("discards", NUM_CARDS, "the face-up discard pile")
-        .add("deck", 1, "cards left in the deck", high=NUM_CARDS)
-        .add("bid", 2, "one-hot: first or second bid")
-        .add("round", MAX_ROUNDS, "one-hot: the round")
-        .add("last_round", 1, "1 when this round is the last")
-        .add("phase", 2, "one-hot: choosing, placing (zeros at the end)")
-        .add("start", n, "one-hot: the round's start player")
-        .add("bids", (NUM_POSITIONS, n), "face-down bids: position × seat (placing phase)")
-        .add("placed", n, "seats that have placed or discarded (placing phase)")
-        .add("piles", (n, NUM_CARDS), "each seat's score pile")
-        .add("played", (n, NUM_CARDS), "cards each seat has played face up")
-        .add("points", n, "points in each seat's score pile", high=MAX_SCORE)
-    )
+    # Face up: the table, the discards and the score piles. Every other card is unseen.
+    for position, card in enumerate(state.table):
+        if card >= 0:
+            views["table"][position, card] = 1.0
+            seen[card] = True
+    views["discards"][:] = state.discards
+    seen |= state.discards > 0
+    seen |= state.piles.any(axis=0)
+    views["unseen"][:] = ~seen
 
+    # The deck and where the game stands (no bid and no phase at the end).
+    views["deck"][0] = len(state.deck) - state.next_card
+    views["round"][min(state.round, MAX_ROUNDS - 1)] = 1.0
+    views["last_round"][0] = state.last_round
+    if state.phase != PHASE_DONE:
+        views["bid"][state.bid] = 1.0
+        views["phase"][state.phase] = 1.0
+    views["start"][seats.index(state.start_player)] = 1.0
 
-def gather_indices(game: EasterCollectionGame) -> tuple[np.ndarray, ...]:
-    """For each observer seat, the source index of every observation entry."""
-    n = game.num_players
-    source = game.source_layout.views(np.arange(game.source_layout.size))
-    gathers = []
-    for player in range(n):
-        seats = relative_seats(player, n)
-        parts = {
-            "hand": source["hands"][player, :NUM_CARDS],
-            "chosen": source["own_bid"][player],
-            "unseen": source["unseen"][:, player],
-            "start": source["start"][seats],
-            "bids": source["bids"][:, seats],
-            "placed": source["placed"][seats],
-            "score_piles": source["piles"][seats],
-            "played": source["played"][seats],
-            "scores": source["points"][seats],
-        }
-        for name in ("table", "discards", "deck", "bid", "round", "last_round", "phase"):
-            parts[name] = source[name]
-        fields = game.observation_layout.fields.values()
-        assert all(parts[f.name].shape == f.shape for f in fields), "source and layout differ"
-        gathers.append(np.concatenate([parts[f.name].ravel() for f in fields]).astype(np.intp))
-    return tuple(gathers)
-
-
-@dataclass(frozen=True, slots=True)
-class SourceOffsets:
-    """Flat indices into a state's source buffer, for the rules' single-entry writes (one
-    buffer and plain ints touch less memory than a numpy view per field). Per-row tuples
-    give the start of each seat's or position's row; add the card (or seat)."""
-
-    hand: tuple[int, ...]  # hand[seat] + card
-    own_bid: tuple[int, ...]  # own_bid[seat] + card
-    unseen: int  # unseen + card * num_players + seat
-    table: tuple[int, ...]  # table[position] + card
-    discards: int  # discards + card
-    deck: int
-    bid: int  # bid + 0 or 1
-    round: int  # round + round number
-    last_round: int
-    phase: int  # phase + 0 (choosing) or 1 (placing)
-    start: int  # start + seat
-    bids: tuple[int, ...]  # bids[position] + seat
-    placed: int  # placed + seat
-    pile: tuple[int, ...]  # pile[seat] + card
-    played: tuple[int, ...]  # played[seat] + card
-    points: int  # points + seat
-
-
-def source_offsets(source: ObservationLayout, num_players: int) -> SourceOffsets:
-    f = source.fields
-
-    def rows(name: str, count: int, size: int) -> tuple[int, ...]:
-        return tuple(f[name].start + row * size for row in range(count))
-
-    n = num_players
-    return SourceOffsets(
-        hand=rows("hands", n, NUM_CARDS + NUM_POSITIONS),
-        own_bid=rows("own_bid", n, NUM_CARDS),
-        unseen=f["unseen"].start,
-        table=rows("table", NUM_POSITIONS, NUM_CARDS),
-        discards=f["discards"].start,
-        deck=f["deck"].start,
-        bid=f["bid"].start,
-        round=f["round"].start,
-        last_round=f["last_round"].start,
-        phase=f["phase"].start,
-        start=f["start"].start,
-        bids=rows("bids", NUM_POSITIONS, n),
-        placed=f["placed"].start,
-        pile=rows("piles", n, NUM_CARDS),
-        played=rows("played", n, NUM_CARDS),
-        points=f["points"].start,
-    )
-
-
-def observation(state: EasterCollectionState, player: int) -> np.ndarray:
-    """``player``'s flat observation (a new float32 array). The indices are all in range, so
-    ``mode="wrap"`` gathers what the default would, without its bounds check."""
-    return state.source.take(state.game.observation_gather[player], mode="wrap")
+    # Each seat, own seat first: where its face-down bid lies, its pile, its played cards
+    # and its points (recomputed from the pile).
+    for row, seat in enumerate(seats):
+        target = state.target[seat]
+        if placing and target >= 0:
+            views["placed"][row] = 1.0
+            if target != DISCARD:
+                views["bids"][target, row] = 1.0
+        views["score_piles"][row] = state.piles[seat]
+        views["played"][row] = state.played[seat]
+        views["scores"][row] = sum(POINTS[card] for card in np.flatnonzero(state.piles[seat]))
+    return flat

@@ -2,6 +2,11 @@
 
 Cards are indices 0-51: ``card = suit * 13 + rank`` with ranks A, 2-10, J, Q, K (0-12)
 and suits clubs, diamonds, hearts, spades (0-3).
+
+The state keeps ``source``, its observation buffer (laid out as ``layout.source_layout``):
+every move writes what it changes into it at the flat offsets of ``layout.SourceOffsets``
+(``game.at``), so that ``EasterCollectionGame.observation`` is one gather from it
+(``layout.gather_indices``). ``observation.encode`` is the plain reference encoder.
 """
 
 from __future__ import annotations
@@ -13,12 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.core.game import Config, Game, State, require_choice
-from envs.easter_collection import observation
-from envs.easter_collection.observation import MAX_ROUNDS
+from envs.easter_collection import layout
+from envs.easter_collection.layout import DERIVED, MAX_ROUNDS, NUM_CARDS, NUM_POSITIONS
 
-NUM_CARDS = 52
 NUM_RANKS = 13
-NUM_POSITIONS = 4
 HAND_SIZE = 4
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = ("C", "D", "H", "S")
@@ -131,7 +134,7 @@ class EasterCollectionState(State):
     round, always the last one then, ends there and so does the game.
 
     Every observation field lives in one float32 buffer, ``source`` (laid out by
-    ``observation.source_layout``), kept up to date move by move so that an observation is
+    ``layout.source_layout``), kept up to date move by move so that an observation is
     one gather. The rules' card arrays ``hands``, ``piles``, ``played``, ``points`` and
     ``discards`` are views of it (0/1 floats; points count)."""
 
@@ -186,7 +189,7 @@ class EasterCollectionState(State):
     # --- views of the source buffer (new views each time; writes go through) -----------
     @property
     def view(self) -> dict[str, np.ndarray]:
-        """Every field of ``source`` by name (``observation.source_layout``)."""
+        """Every field of ``source`` by name (``layout.source_layout``)."""
         return self.game.source_layout.views(self.source)
 
     def _field(self, name: str) -> np.ndarray:
@@ -228,7 +231,7 @@ class EasterCollectionState(State):
         self.table = deck[self.next_card : self.next_card + on_table]
         for position, card in enumerate(self.table):
             cells[at.table[position] + card] = 1.0
-            for index in game.unseen_cells[card]:  # shown to everyone
+            for index in at.unseen_cells[card]:  # shown to everyone
                 cells[index] = 0.0
         self.table += [-1] * (NUM_POSITIONS - on_table)
         self.next_card += on_table
@@ -332,7 +335,7 @@ class EasterCollectionState(State):
         cells[at.discards + card] = 1.0
         cells[at.played[seat] + card] = 1.0
         cells[at.placed + seat] = 1.0
-        for index in self.game.unseen_cells[card]:  # shown to everyone
+        for index in at.unseen_cells[card]:  # shown to everyone
             cells[index] = 0.0
 
     def _reveal(self) -> None:
@@ -350,7 +353,7 @@ class EasterCollectionState(State):
             if position != DISCARD:  # a discard is face up already
                 cells[at.bids[position] + seat] = 0.0
                 cells[at.played[seat] + card] = 1.0
-                for index in game.unseen_cells[card]:  # shown to everyone
+                for index in at.unseen_cells[card]:  # shown to everyone
                     cells[index] = 0.0
                 bidders[position].append(seat)
         winners = []
@@ -434,7 +437,7 @@ class EasterCollectionState(State):
                         mask[action] = True
                 return mask
             # The hand row is padded with zeros to the 56 actions: cards only.
-            return self.source[game.hand_rows[player]].astype(bool)
+            return self.source[game.at.hand_rows[player]].astype(bool)
         if self.phase == PHASE_PLACE and player == self.placing:
             return place_mask(self.suit_positions[SUIT_OF[self.chosen[player]]])
         return np.zeros(game.num_actions, dtype=bool)
@@ -461,7 +464,7 @@ class EasterCollectionState(State):
             self._reveal()
 
     def scores(self) -> np.ndarray:
-        return self.source[self.game.points_span].astype(np.float64)
+        return self.source[self.game.at.points_span].astype(np.float64)
 
     # --- copies, determinisations, invariants --------------------------------------
     def clone(self) -> EasterCollectionState:
@@ -492,7 +495,7 @@ class EasterCollectionState(State):
     def _rebuild_derived(self) -> None:
         """Write the ``DERIVED`` source fields again from scratch, from the rules' fields."""
         view = self.view
-        for name in observation.DERIVED:
+        for name in DERIVED:
             view[name][...] = 0.0
         shown = (self.discards > 0) | self.piles.any(axis=0)
         for position, card in enumerate(self.table):
@@ -665,7 +668,7 @@ class EasterCollectionState(State):
         assert not self.view["hands"][:, NUM_CARDS:].any(), "a hand's padding is not zero"
         fresh = self._copy(self.rng)
         fresh._rebuild_derived()
-        stale = [k for k in observation.DERIVED if not np.array_equal(self.view[k], fresh.view[k])]
+        stale = [k for k in DERIVED if not np.array_equal(self.view[k], fresh.view[k])]
         assert not stale, f"observation source out of date: {stale}"
 
     @property
@@ -763,26 +766,16 @@ class EasterCollectionGame(Game):
         self.everyone = tuple(range(n))
         #: seat_orders[s]: the seats going left from seat s.
         self.seat_orders = tuple(tuple((s + k) % n for k in range(n)) for s in range(n))
-        self.observation_layout = observation.layout(self)
+        self.observation_layout = layout.observation_layout(n)
         #: The layout of each state's ``source`` buffer, and each seat's gather from it.
-        self.source_layout = observation.source_layout(n)
-        self.observation_gather = observation.gather_indices(self)
-        #: Flat indices into the source for the rules' writes, and spans of it.
-        self.at = observation.source_offsets(self.source_layout, n)
-        #: A new state's source: every card unseen by every seat, round 1 (read-only).
-        self.initial_source = self.source_layout.zeros()
-        initial = self.source_layout.views(self.initial_source)
-        initial["unseen"][:] = 1.0
-        initial["round"][0] = 1.0
-        self.initial_source.flags.writeable = False
-        #: unseen_cells[card]: the source indices of the card's ``unseen`` entries (all seats).
-        self.unseen_cells = tuple(
-            range(self.at.unseen + card * n, self.at.unseen + (card + 1) * n)
-            for card in range(NUM_CARDS)
+        self.source_layout = layout.source_layout(n)
+        self.observation_gather = layout.gather_indices(
+            self.source_layout, self.observation_layout, n
         )
-        fields = self.source_layout.fields
-        self.hand_rows = tuple(slice(a, a + NUM_CARDS + NUM_POSITIONS) for a in self.at.hand)
-        self.points_span = slice(fields["points"].start, fields["points"].stop)
+        #: Flat indices into the source for the rules' writes, and spans of it.
+        self.at = layout.source_offsets(self.source_layout, n)
+        #: A new state's source: every card unseen by every seat, round 1 (read-only).
+        self.initial_source = layout.initial_source(self.source_layout)
 
     def bid_key(self, bid: int, table_card: int) -> int:
         """Strength of ``bid`` on ``table_card``: numbers bid their value (Ace 1), J/Q/K mirror
@@ -796,7 +789,11 @@ class EasterCollectionGame(Game):
         return EasterCollectionState(self, rng)
 
     def observation(self, state: EasterCollectionState, player: int) -> np.ndarray:
-        return observation.observation(state, player)
+        """``player``'s flat observation (a new float32 array), the fast way: one gather from
+        the state's buffer. The indices are all in range, so ``mode="wrap"`` gathers what the
+        default would, without its bounds check. ``observation.encode`` writes the same from
+        the state's plain fields."""
+        return state.source.take(self.observation_gather[player], mode="wrap")
 
     def action_name(self, action: int) -> str:
         if self.secret:

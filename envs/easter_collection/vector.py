@@ -19,9 +19,10 @@ positions loaded mid-game, from ``state.resample`` and from short scripted decks
 
 The state. As ``EasterCollectionState``, the engine keeps every seat's observation
 fields of every game in one float32 buffer, ``source`` (``(B, source_size)``, laid
-out by the rules' ``observation.source_layout``), written in place move by move at
-the entries the rules write; a seat's observation is the rules' gather
-(``observation_gather``) from it, done for many games as block copies (``copy_plan``).
+out as ``layout.source_layout``), written in place move by move at the entries the
+rules write (``layout.SourceOffsets``, the game's ``at``); a seat's observation is the
+game's gather (``observation_gather``, from ``layout.gather_indices``) from it, done
+for many games as block copies (``copy_plan``).
 Beside it, arrays with a game axis hold the rules' Python fields: the deck in dealing
 order (``deck``, ``deck_len``, ``next_card``), the table (and ``layout``, a code of its
 suits that indexes precomputed tables of matching positions and legal chips), hand
@@ -53,14 +54,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from envs.core.batched import BatchedEngine
-from envs.easter_collection.observation import MAX_ROUNDS
+from envs.easter_collection.layout import HAND_ROW, MAX_ROUNDS, NUM_CARDS, NUM_POSITIONS
 from envs.easter_collection.rules import (
     BLANK,
     DISCARD,
     HAND_SIZE,
-    NUM_CARDS,
     NUM_CHIPS,
-    NUM_POSITIONS,
     PHASE_CHOOSE,
     PHASE_DONE,
     PHASE_PLACE,
@@ -75,8 +74,6 @@ from envs.easter_collection.rules import (
 SUIT_OR_EMPTY = np.array((*SUIT_OF, -1), dtype=np.int64)
 #: A card's score points; index -1 gives 0.
 CARD_POINTS = np.array((*POINTS, 0), dtype=np.float32)
-#: The hand row of the source is padded to the standard game's 56 actions.
-HAND_ROW = NUM_CARDS + NUM_POSITIONS
 #: Below this many games, ``observations`` is one gather rather than block copies.
 SMALL_BATCH = 16
 #: No rows.
@@ -181,7 +178,7 @@ class EasterCollectionVector(BatchedEngine):
         self._pile_at = np.array(at.pile, dtype=np.int64)
         self._played_at = np.array(at.played, dtype=np.int64)
         self._hands = slice(at.hand[0], at.hand[0] + n * HAND_ROW)
-        self._points = slice(at.points, at.points + n)
+        self._points = at.points_span
         #: strength[table card, bid] (``game.bid_strength``); row -1 (no card) unused.
         strength = np.zeros((NUM_CARDS + 1, NUM_CARDS), dtype=np.int64)
         strength[:NUM_CARDS] = np.array(game.bid_strength)

@@ -1,0 +1,108 @@
+"""The design's one-way dependencies: no import circle anywhere in ``envs``, and nothing
+under ``envs`` names ``training`` (its agents arrive through the ``hiddenhand.agents``
+entry point).
+
+Every import counts, wherever it is written: at the top, inside a function (a deferred
+import) or under ``TYPE_CHECKING``, since each is an arrow a reader has to follow.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ENVS = ROOT / "envs"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, modules: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """Every module ``path`` imports, by absolute name: ``from a import b`` counts ``a.b``
+    when that is one of ``modules`` (a submodule), else ``a``. A module's parent packages,
+    which Python runs first, are not counted."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path.parent)
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                names.add(submodule if submodule in modules else base)
+    return names
+
+
+def envs_graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in ENVS.rglob("*.py")}
+    return {
+        name: {m for m in imported_modules(path, set(modules)) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph`` (a list of modules ending where it starts), or None."""
+    done: set[str] = set()
+    for start in graph:
+        stack, on_path = [(start, iter(sorted(graph[start])))], [start]
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                on_path.pop()
+                done.add(node)
+            elif child in on_path:
+                return [*on_path[on_path.index(child) :], child]
+            elif child not in done:
+                stack.append((child, iter(sorted(graph[child]))))
+                on_path.append(child)
+    return None
+
+
+def test_the_cycle_finder_finds_a_deferred_circle(tmp_path):
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_envs_has_no_import_circle():
+    graph = envs_graph()
+    assert len(graph) > 20 and any(graph.values())
+    cycle = find_cycle(graph)
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_nothing_under_envs_names_training():
+    """No import of ``training`` and no ``"training...."`` string (an entry point in
+    disguise) in any module's code; docstrings may mention it."""
+    offenders = []
+    for path in ENVS.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        if any(m == "training" or m.startswith("training.") for m in imported_modules(path)):
+            offenders.append(f"{path.relative_to(ROOT)} imports training")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+                and node.value.startswith("training.")
+            ):
+                offenders.append(f"{path.relative_to(ROOT)} names {node.value!r}")
+    assert not offenders, offenders
