@@ -63,6 +63,7 @@ normalised; PIMC the uniform distribution over its best actions (one-hot unless 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -71,6 +72,7 @@ import numpy as np
 from envs.core.agents import Position
 from envs.core.game import Game, State
 from envs.core.spec import spec_of
+from envs.core.vector import engine_class
 
 #: Default budgets (rollouts per decision): see the module docstring of each agent.
 DEFAULT_SAMPLES = 200
@@ -118,6 +120,61 @@ class RolloutPolicy:
             if not choosers:
                 return state.scores()
             state.apply({p: self.action(state, p, rng) for p in choosers})
+
+
+class BatchedRollouts:
+    """Random rollouts of many determinised worlds at once, on the game's batched engine
+    (``envs/<game>/vector.py``): each world is loaded into a row, and every row plays
+    uniformly random legal actions, all rows in one step, to the end.
+
+    The rows of one world share their random keys at every step (common random numbers:
+    where their positions agree they choose alike); chance events (reshuffles) come from
+    the engine's generator, reseeded from the searcher's ``rng`` for every batch, so the
+    results are deterministic given it. ``for_game`` is None when the game has no engine
+    for this configuration."""
+
+    def __init__(self, game: Game, capacity: int) -> None:
+        spec = spec_of(game)
+        options = dataclasses.asdict(game.config)
+        self.engine = engine_class(spec)(capacity, **options)
+        self.game = game
+
+    @classmethod
+    def for_game(cls, game: Game, capacity: int) -> BatchedRollouts | None:
+        try:
+            return cls(game, capacity)
+        except ValueError:  # no batched engine, or one that does not play these options
+            return None
+
+    def play_out(
+        self,
+        worlds: list[State],
+        rows_of_world: np.ndarray,
+        forced: dict[int, np.ndarray],
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Final scores (``(k, N)``) of ``k`` rollouts: rollout ``i`` starts from
+        ``worlds[rows_of_world[i]]`` with the seats in ``forced`` playing ``forced[seat][i]``
+        in the first choice (every other chooser random)."""
+        engine = self.engine
+        k, n, size = len(rows_of_world), self.game.num_players, self.game.num_actions
+        rows = np.arange(k)
+        engine.rng = np.random.default_rng(rng.integers(2**63))
+        engine.load([worlds[w] for w in rows_of_world], rows)
+        final = np.zeros((k, n))
+        active, first = rows, True
+        while len(active):
+            masks = engine.masks()[active]
+            keys = rng.random((len(worlds), n, size))[rows_of_world[active]]
+            actions = np.argmax(np.where(masks, keys, -1.0), axis=2)
+            if first:
+                for seat, chosen in forced.items():
+                    actions[:, seat] = chosen
+                first = False
+            _, terminated, info = engine.step(actions, active)
+            final[info["done"]] = info["terminal_scores"]
+            active = active[~terminated]
+        return final
 
 
 class _SearchAgent:
@@ -204,16 +261,25 @@ class PIMC(_SearchAgent):
         samples: int = DEFAULT_SAMPLES,
         rollout: str = "random",
         outcome: str = "win",
+        batched: bool = False,
     ) -> None:
         if samples < 1:
             raise ValueError(f"samples must be at least 1, got {samples}")
         super().__init__(game, rollout, outcome)
         self.samples = samples
+        #: Random rollouts on the batched engine (``batched=True``, where the game has one).
+        self.batched = (
+            BatchedRollouts.for_game(game, max(samples, game.num_actions))
+            if batched and rollout == "random"
+            else None
+        )
 
     def action_values(
         self, position: Position, legal: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
         """Mean outcome of each action in ``legal`` for the position's seat."""
+        if self.batched is not None:
+            return self._batched_values(position, legal, rng)
         player = position.player
         totals = np.zeros(len(legal), dtype=np.float64)
         worlds = max(1, self.samples // len(legal))
@@ -231,6 +297,22 @@ class PIMC(_SearchAgent):
                 scores = self.rollout.play_out(state, draws)
                 totals[i] += outcomes(scores, self.outcome)[player]
         return totals / worlds
+
+    def _batched_values(
+        self, position: Position, legal: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """``action_values`` with every rollout of the decision played at once."""
+        worlds = max(1, self.samples // len(legal))
+        states = [position.resample(rng) for _ in range(worlds)]
+        rows_of_world = np.repeat(np.arange(worlds), len(legal))
+        mine = np.tile(legal, worlds)
+        scores = self.batched.play_out(states, rows_of_world, {position.player: mine}, rng)
+        if self.outcome == "win":
+            leaders = scores == scores.max(axis=1, keepdims=True)
+            results = leaders[:, position.player] / leaders.sum(axis=1)
+        else:
+            results = np.array([outcomes(row, "margin")[position.player] for row in scores])
+        return results.reshape(worlds, len(legal)).mean(axis=0)
 
     def _search(
         self, position: Position, legal: np.ndarray, rng: np.random.Generator
