@@ -359,3 +359,56 @@ def test_load_puts_any_position_into_a_row(num_players: int) -> None:
         rows = rows[np.array(keep, dtype=bool)] if len(rows) else rows
     with pytest.raises(ValueError, match="one state per distinct row"):
         engine.load([new_table(game, "win", 0).state], [0, 1])
+
+
+@pytest.mark.parametrize("reward_mode", ["win", "score"])
+def test_face_down_games_match_the_rules(reward_mode: str) -> None:
+    """``aside="face_down"``: round 1 hides the other hand's unshown cards and the aside
+    card, in every seat's view, exactly as the rules' observation does."""
+    game = PicoGame.from_options(num_players=2, aside="face_down")
+    rng = np.random.default_rng(8)
+    count, dealt, finished = 20, 0, 0
+
+    def table() -> Table:
+        nonlocal dealt
+        dealt += 1
+        return new_table(game, reward_mode, 500 + dealt)
+
+    tables = [table() for _ in range(count)]
+    engine = PicoVector(count, num_players=2, aside="face_down", reward_mode=reward_mode)
+    engine.load([t.state for t in tables])
+    hidden = 0
+    while finished < 60:
+        observations, masks = engine.observations(), engine.masks()
+        for b, t in enumerate(tables):
+            for p in range(2):
+                np.testing.assert_array_equal(observations[b, p], t.observation(p))
+                np.testing.assert_array_equal(masks[b, p], t.legal_mask(p).astype(bool))
+            hidden += int(t.state.round == 0)
+        actions = random_actions(masks, rng)
+        rewards, terminated, info = engine.step(actions)
+        for b, t in enumerate(tables):
+            for p in range(2):
+                expected = t.commit(p, int(actions[b, p]))
+            np.testing.assert_array_equal(rewards[b], expected)
+            assert terminated[b] == t.terminal
+            if t.terminal:
+                i = info["done"].tolist().index(b)
+                for p in range(2):
+                    np.testing.assert_array_equal(
+                        info["terminal_observations"][i, p], t.observation(p)
+                    )
+                tables[b] = table()
+                engine.load([tables[b].state], [b])
+                finished += 1
+    assert hidden > 100  # round 1 was checked often
+
+
+def test_face_down_make_vec_plays_the_heuristic_game_by_game() -> None:
+    vec_env = envs.make_vec(PICO, num_envs=8, opponent="heuristic", aside="face_down", seed=0)
+    assert type(vec_env.opponents[0]).__name__ == "_PerGameOpponent"
+    observation = vec_env.reset()
+    unseen = vec_env.engine.observation_layout.fields["unseen"]
+    assert (observation[:, unseen.start : unseen.stop].sum(axis=1) == 6).all()  # 5 + aside
+    for _ in range(40):
+        vec_env.step(np.argmax(vec_env.action_masks(), axis=1))

@@ -160,7 +160,7 @@ def batched_opponent(spec: GameSpec, game: Game, engine: Any, opponent: Any) -> 
     a saved model's path, an agent or a function (see the module docstring)."""
     if opponent == "random":
         return _RandomOpponent()
-    if opponent == "heuristic" and hasattr(engine, "heuristic_actions"):
+    if opponent == "heuristic" and callable(getattr(engine, "heuristic_actions", None)):
         return _HeuristicOpponent(engine)
     agent = resolve_agent(spec, game, opponent)
     if hasattr(agent, "logits_batch"):

@@ -1,7 +1,7 @@
 """Pico, batched: thousands of games in lockstep as numpy arrays.
 
-``PicoVector`` plays ``B`` games of Pico (two or three players, any ``points``; the
-aside card face up) at once, on ``envs.core.batched.BatchedEngine`` (which documents
+``PicoVector`` plays ``B`` games of Pico (two or three players, any ``points``, the
+two-player aside card face up or face down) at once, on ``envs.core.batched.BatchedEngine`` (which documents
 the interface). In Pico every seat chooses at every reveal.
 
 It is checked against the rules (``envs/pico/rules.py``) by differential tests
@@ -111,16 +111,21 @@ class PicoVector(BatchedEngine):
         num_envs: the number of games ``B``.
         reward_mode: ``"win"`` or ``"score"``.
         seed: the seed of the first ``reset`` (``reset`` is also called here).
-        **options: the game's options (``num_players``, ``points``); ``aside`` must be
-            ``"face_up"`` (the default).
+        **options: the game's options (``num_players``, ``points``, ``aside``).
     """
 
     game_class = PicoGame
 
     def _allocate(self) -> None:
         game, b, n = self.game, self.num_envs, self.num_players
-        if game.face_down:
-            raise ValueError("the batched Pico engine plays only aside='face_up' (the default)")
+        self.face_down = game.face_down
+        if self.face_down:  # round 1 hides the other hand: see ``observe``
+            self._hidden = game.hidden_index
+            #: Cards each seat has revealed in round 1 (as ``FaceDownPicoState.shown``).
+            self.shown = np.zeros((b, n, NUM_CARDS), dtype=np.float32)
+            #: The batched heuristic reads both hands; face down, the heuristic agent
+            #: plays game by game instead (``make_vec`` falls back to it).
+            self.heuristic_actions = None
         self.points = game.points
         self._card_points = game.card_points.astype(np.float64)
         self._wins, self._shown = reveal_tables(n)
@@ -158,6 +163,8 @@ class PicoVector(BatchedEngine):
         self.round[games] = [s.round for s in states]
         self.hand_sizes[games] = [s.hand_sizes for s in states]
         self._scores[games] = np.stack([s.scores() for s in states])
+        if self.face_down:
+            self.shown[games] = np.stack([s.shown for s in states])
 
     def reset_from(
         self, sets: np.ndarray, aside: np.ndarray, games: np.ndarray | None = None
@@ -191,6 +198,8 @@ class PicoVector(BatchedEngine):
         self.public[games, at.aside] = aside
         self.round[games] = 0
         self._scores[games] = 0.0
+        if self.face_down:
+            self.shown[games] = 0.0
         self._start_round(games)
 
     def _start_round(self, games: np.ndarray) -> None:
@@ -208,9 +217,22 @@ class PicoVector(BatchedEngine):
 
     # --- what the seats read ---------------------------------------------------------
     def observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        return self.public[games[:, None], self._permutations[seats]]
+        observed = self.public[games[:, None], self._permutations[seats]]
+        if self.face_down:
+            hiding = np.flatnonzero(self.round[games] == 0)
+            if len(hiding):  # round 1: as ``HiddenIndex.hide``, for many rows at once
+                at, rows = self._hidden, observed[hiding]
+                shown = self.shown[games[hiding], 1 - seats[hiding]]
+                other = rows[:, at.other_hand]
+                rows[:, at.unseen] = other * (1.0 - shown) + rows[:, at.aside]
+                rows[:, at.other_hand] = other * shown
+                rows[:, at.aside] = 0.0
+                observed[hiding] = rows
+        return observed
 
     def observations(self) -> np.ndarray:
+        if self.face_down:
+            return self._every_seat(self._all)
         return self.public[:, self._permutations]
 
     def masks(self) -> np.ndarray:
@@ -247,6 +269,9 @@ class PicoVector(BatchedEngine):
             next_round = games[ended & ~terminated]
             if len(next_round):
                 self._start_round(next_round)
+        if self.face_down:  # round 1's reveals, once the round goes on (as the rules)
+            first = self.round[games] == 0
+            self.shown[rows[first], np.arange(n)[None, :], actions[first]] = 1.0
         done = games[terminated]
         if len(done):
             public[done, at.rounds] = 0.0
