@@ -1,0 +1,45 @@
+"""Every configuration of every game has a batched engine, and it plays the rules' game:
+a short generic lockstep (the per-game files ``test_vector_<game>.py`` go deeper). Where
+the rules draw chance during a step (a new hand's shuffle), the engine draws its own, so
+that row is loaded again from the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import envs
+from envs.core.batched import random_actions
+from envs.core.table import Table
+from envs.core.vector import engine_class
+
+
+def test_the_engine_plays_the_rules_game(env_id, config):
+    spec = envs.get_spec(env_id)
+    engine = engine_class(spec)(4, seed=0, **config)
+    game = engine.game
+    tables = []
+    for seed in range(4):
+        table = Table(game, "score")
+        table.reset(np.random.default_rng(seed))
+        tables.append(table)
+    engine.load([t.state for t in tables])
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        observations, masks, choosers = engine.observations(), engine.masks(), engine.choosers()
+        for b, table in enumerate(tables):
+            assert choosers[b].tolist() == [p in table.choosers for p in range(game.num_players)]
+            for p in range(game.num_players):
+                np.testing.assert_array_equal(observations[b, p], table.observation(p))
+                np.testing.assert_array_equal(masks[b, p], table.legal_mask(p).astype(bool))
+        actions = random_actions(masks, rng)
+        _, terminated, _ = engine.step(actions)
+        for b, table in enumerate(tables):
+            before = table.state.rng.bit_generator.state
+            for p in table.waiting_for():
+                table.commit(p, int(actions[b, p]))
+            assert terminated[b] == table.terminal
+            if table.terminal:
+                table.reset(np.random.default_rng(100 + b))
+                engine.load([table.state], [b])
+            elif table.state.rng.bit_generator.state != before:  # chance: the rules' draw
+                engine.load([table.state], [b])
