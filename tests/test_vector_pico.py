@@ -304,22 +304,59 @@ def test_maskable_ppo_learns_on_make_vec() -> None:
 
 
 def test_the_trainer_runs_on_the_batched_engine(tmp_path):
+    """Any opponent mix, self-play snapshots included, on the batched engine."""
     from training import train
 
-    common = ["--env", "hiddenhand/Pico-v0", "--total-timesteps", "512", "--n-envs", "32"]
+    common = ["--env", "hiddenhand/Pico-v0", "--total-timesteps", "1024", "--n-envs", "32"]
     common += ["--n-steps", "16", "--batch-size", "256", "--eval-every", "0", "--run-dir"]
     common += [str(tmp_path), "--final-eval-games", "4", "--no-progress-bar", "--vec", "batched"]
     run = train.train(train.parse_args([*common, "--opponents", "heuristic:1"]))
     assert (run / "model.zip").is_file()
-    for mix, message in (("self:1", "one opponent"), ("random:1,heuristic:1", "one opponent")):
-        with pytest.raises(ValueError, match=message):
-            train.check(train.parse_args([*common, "--opponents", mix, "--run-name", "x"]))
+    mix = ["--opponents", "heuristic:1,self:1,latest:1", "--snapshot-every", "512"]
+    run = train.train(train.parse_args([*common, *mix, "--run-name", "mix"]))
+    assert len(list((run / "snapshots").glob("*.zip"))) == 2
+    with pytest.raises(ValueError, match="subproc"):
+        train.check(train.parse_args([*common, "--subproc", "--run-name", "x"]))
     from envs.core import vector
 
     with pytest.MonkeyPatch.context() as patch:
         patch.delitem(vector.BATCHED_ENGINES, "pickup")
         with pytest.raises(ValueError, match="batched engine|Pico"):
             train.check(train.parse_args(["--env", "hiddenhand/pickup-v0", "--vec", "batched"]))
+
+
+def test_snapshot_opponents_play_random_then_the_snapshots(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from training.agents.policy import policy_metadata, save_policy
+    from training.train import SnapshotOpponent
+
+    game = envs.get_spec(PICO).make_game()
+    opponent = SnapshotOpponent("latest", tmp_path, game, "hiddenhand/pico-v0", seed=0)
+    observations = np.zeros((3, game.observation_layout.size), dtype=np.float32)
+    assert not opponent.deterministic and not opponent.logits_batch(observations).any()
+    opponent.refresh()  # nothing saved yet: still random
+    assert opponent.policy is None
+    model = MaskablePPO("MlpPolicy", envs.make_vec(PICO, num_envs=2), seed=0, device="cpu")
+    for step in (1, 2):
+        save_policy(model, tmp_path / f"step_{step:09d}", policy_metadata(PICO, game, {}))
+    opponent.refresh()
+    assert opponent.deterministic and opponent.logits_batch(observations).shape == (3, 11)
+
+
+def test_make_vec_draws_each_seat_from_a_mix_at_every_deal() -> None:
+    vec_env = envs.make_vec(
+        PICO, num_envs=400, opponent={"random": 1, "heuristic": 3}, num_players=3, seed=2
+    )
+    vec_env.reset()
+    share = (vec_env.assignment == 1).mean()  # the heuristic's index in the mix
+    assert 0.7 < share < 0.8
+    first = vec_env.assignment.copy()
+    for _ in range(40):  # games end and are dealt again, with new draws
+        vec_env.step(np.argmax(vec_env.action_masks(), axis=1))
+    assert (vec_env.assignment != first).any()
+    with pytest.raises(ValueError, match="weights"):
+        envs.make_vec(PICO, num_envs=2, opponent={"random": 0})
 
 
 @pytest.mark.parametrize("num_players", [2, 3])

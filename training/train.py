@@ -33,7 +33,13 @@ import envs
 from envs.core.spec import get_spec
 from training import cli
 from training.agents import features_class, games_with_features
-from training.agents.policy import PolicyAgent, load_policy, policy_metadata, save_policy
+from training.agents.policy import (
+    LogitsAgent,
+    PolicyAgent,
+    load_policy,
+    policy_metadata,
+    save_policy,
+)
 from training.cli import OPTION_HELP
 from training.evaluate import head_to_head
 from training.imitation import imitation_rounds
@@ -100,8 +106,8 @@ class Args:
     vec: str = arg(
         "gym",
         "how the environments are stepped: gym (the Gymnasium view, any opponent mix) or "
-        "batched (envs.make_vec: --n-envs games in lockstep in a batched engine, for games "
-        "that have one, against one opponent that is not self or latest)",
+        "batched (envs.make_vec: --n-envs games in lockstep in the game's batched engine; "
+        "self redraws its snapshot for every game at each new snapshot, not per episode)",
     )
     subproc: bool = arg(False, "run the environments in subprocesses (SubprocVecEnv)")
     seed: int = arg(0, "seed of everything: envs, opponents, network initialisation")
@@ -237,6 +243,33 @@ class OpponentMix(gymnasium.Wrapper):
         return self.env.unwrapped.action_masks()
 
 
+class SnapshotOpponent(LogitsAgent):
+    """``self`` or ``latest`` for ``--vec batched``: a batched policy opponent (one forward
+    pass for all the games it plays) that is the newest snapshot (``latest``) or one drawn
+    uniformly from all of them (``self``), drawn again whenever a snapshot is saved; it
+    plays uniformly at random before the first. Unlike the Gymnasium view's ``self``,
+    which draws a snapshot per episode, every game it plays shares one draw until the
+    next snapshot (the same snapshots over training, in larger blocks)."""
+
+    def __init__(self, kind: str, folder: Path, game, env_id: str, seed: int) -> None:
+        super().__init__(deterministic=False)  # uniform over the legal actions, until loaded
+        self.kind, self.folder, self.game, self.env_id = kind, folder, game, env_id
+        self.rng = np.random.default_rng([2, seed])
+        self.policy: PolicyAgent | None = None
+
+    def refresh(self) -> None:
+        paths = sorted(self.folder.glob("*.zip"))
+        if paths:
+            path = paths[-1] if self.kind == "latest" else paths[self.rng.integers(len(paths))]
+            self.policy = load_policy(path, self.game, self.env_id)
+            self.deterministic = self.policy.deterministic
+
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        if self.policy is None:
+            return np.zeros((len(observations), self.game.num_actions), dtype=np.float32)
+        return self.policy.logits_batch(observations)
+
+
 def make_env(args: Args, rank: int, snapshot_dir: Path):
     gym_id = get_spec(args.env).gym_id
 
@@ -322,12 +355,8 @@ def check(args: Args) -> None:
         from envs.core.vector import engine_class
 
         engine_class(spec)  # a game without a batched engine: its own error, naming those with
-        mix = parse_mix(args.opponents)
-        if len(mix) != 1 or set(mix) & set(SNAPSHOT_OPPONENTS) or args.subproc:
-            raise ValueError(
-                "--vec batched plays one opponent in every other seat (not self or latest, "
-                f"no --subproc); got --opponents {args.opponents!r}"
-            )
+        if args.subproc:
+            raise ValueError("--vec batched steps every game in one process: drop --subproc")
     if args.imitate_steps:
         spec.agent_factory(args.teacher)
     if args.imitate_temperature < 0:
@@ -427,10 +456,18 @@ def train(args: Args) -> Path:
 
     vec_class = SubprocVecEnv if args.subproc else DummyVecEnv
     # VecMonitor: TensorBoard's rollout/ep_rew_mean and ep_len_mean.
+    snapshot_opponents: list[SnapshotOpponent] = []
     if args.vec == "batched":
-        (opponent,) = parse_mix(args.opponents)
+        mix: dict[Any, float] = {}
+        for name, weight in parse_mix(args.opponents).items():
+            if name in SNAPSHOT_OPPONENTS:
+                opponent = SnapshotOpponent(name, snapshots, game, spec.aec_id, args.seed)
+                snapshot_opponents.append(opponent)
+                mix[opponent] = weight
+            else:
+                mix[name] = weight
         batched = envs.make_vec(
-            spec.gym_id, args.n_envs, opponent, reward_mode=args.reward_mode, seed=args.seed,
+            spec.gym_id, args.n_envs, mix, reward_mode=args.reward_mode, seed=args.seed,
             **options,
         )  # fmt: skip
         vec_env = VecMonitor(batched)
@@ -489,6 +526,8 @@ def train(args: Args) -> Path:
 
     def save_snapshot() -> None:
         save_policy(model, snapshots / f"step_{model.num_timesteps:09d}", metadata)
+        for opponent in snapshot_opponents:
+            opponent.refresh()
 
     periodic = [
         Every(args.snapshot_every, save_snapshot),

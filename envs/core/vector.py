@@ -26,8 +26,10 @@ The learner's seat is drawn at random for each game at every new deal (or fixed
 by ``seat=``). Seeding: ``make_vec(seed=...)`` or SB3's ``seed()`` before ``reset()``
 seeds the engine's deals (``seed``) and, apart, the seats and opponents' draws.
 
-Opponents, one for every other seat or a sequence with one per other seat (going
-left from the learner), each run once per step for all games at once:
+Opponents: one for every other seat, a sequence with one per other seat (going left
+from the learner), or a weighted mix ``{opponent: weight}`` from which each other
+seat's opponent is drawn at every deal; each distinct opponent runs once per step for
+all the seats it plays:
 
 - ``"random"``: uniform over the legal actions;
 - ``"heuristic"``: the game's batched heuristic where its engine has one
@@ -52,7 +54,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -192,12 +194,21 @@ def vec_env_class() -> type:
             self,
             engine: Any,
             opponents: list[Any],
+            lineup: np.ndarray | None,
+            weights: np.ndarray | None,
             seat: int | None,
             illegal_reward: float,
             seed: int | None,
         ) -> None:
             self.engine = engine
+            #: The distinct opponents; each game's other seats (going left from the
+            #: learner) are played by ``opponents[assignment[game, offset]]``, fixed
+            #: (``lineup``) or drawn from ``weights`` at every deal.
             self.opponents = opponents
+            self.lineup, self.weights = lineup, weights
+            self.assignment = np.zeros((engine.num_envs, engine.num_players - 1), dtype=np.int64)
+            if lineup is not None:
+                self.assignment[:] = lineup
             self.fixed_seat = seat
             self.illegal_reward = float(illegal_reward)
             low, high = engine.observation_layout.bounds()
@@ -231,6 +242,11 @@ def vec_env_class() -> type:
             what is revealed before it does reaches it with its first step."""
             self._fresh[games] = True
             self._carried[games] = 0.0
+            if self.weights is not None:  # a mix: every other seat's opponent drawn anew
+                shape = (len(games), self.engine.num_players - 1)
+                self.assignment[games] = self.rng.choice(
+                    len(self.weights), size=shape, p=self.weights
+                )
 
         # --- VecEnv API ------------------------------------------------------------
         def reset(self) -> np.ndarray:
@@ -347,24 +363,19 @@ def vec_env_class() -> type:
             seats = self.seats[games]
             masks = engine.masks()[games]
             choosing = engine.choosers()[games]
-            groups: dict[int, list[int]] = {}
-            for offset, opponent in enumerate(self.opponents, start=1):
-                groups.setdefault(id(opponent), []).append(offset)
-            rows = np.arange(len(games))
-            for offsets in groups.values():
-                opponent = self.opponents[offsets[0] - 1]
-                stacked = np.concatenate([(seats + offset) % n for offset in offsets])
-                every = np.concatenate([rows] * len(offsets))
-                keep = choosing[every, stacked]
+            assignment = self.assignment[games].T  # (offset, row): seats in offset order
+            for index, opponent in enumerate(self.opponents):
+                offsets, rows = np.nonzero(assignment == index)
+                stacked = (seats[rows] + offsets + 1) % n
+                keep = choosing[rows, stacked]
                 if not keep.all():
-                    every, stacked = every[keep], stacked[keep]
-                if not len(every):
+                    rows, stacked = rows[keep], stacked[keep]
+                if not len(rows):
                     continue
                 observations = (
-                    engine.observe(games[every], stacked) if opponent.uses_observation else None
+                    engine.observe(games[rows], stacked) if opponent.uses_observation else None
                 )
-                chosen = opponent.choose(observations, masks[every, stacked], self.rng)
-                joint[every, stacked] = chosen
+                joint[rows, stacked] = opponent.choose(observations, masks[rows, stacked], self.rng)
 
         def action_masks(self) -> np.ndarray:
             """The learner's legal actions in every game: ``(num_envs, num_actions)`` bool."""
@@ -405,7 +416,7 @@ def vec_env_class() -> type:
 def make_vec(
     gym_id: str,
     num_envs: int = 64,
-    opponent: OpponentSpec | Sequence[OpponentSpec] = "random",
+    opponent: OpponentSpec | Sequence[OpponentSpec] | Mapping[OpponentSpec, float] = "random",
     seat: int | None = None,
     reward_mode: str = "win",
     illegal_reward: float = -1.0,
@@ -418,7 +429,9 @@ def make_vec(
     Args:
         gym_id: a registered id of a game with a batched engine.
         num_envs: the number of games played in lockstep.
-        opponent: one opponent for every other seat, or one per other seat (going left).
+        opponent: one opponent for every other seat; a sequence with one per other seat
+            (going left); or a mix, ``{opponent: weight}``, from which every other seat's
+            opponent is drawn at each deal.
         seat: the learner's seat; ``None`` (default) draws it per game at every deal.
         reward_mode: ``"win"`` or ``"score"``.
         illegal_reward: the reward for an illegal action, which ends that game.
@@ -437,13 +450,19 @@ def make_vec(
     def make(one: Any) -> Any:
         return batched_opponent(spec, game, engine, one)
 
-    if isinstance(opponent, Sequence) and not isinstance(opponent, str):
+    lineup = weights = None
+    if isinstance(opponent, Mapping):
+        values = np.array(list(opponent.values()), dtype=np.float64)
+        if not len(values) or (values < 0).any() or values.sum() <= 0:
+            raise ValueError(f"a mix needs weights >= 0 with a positive sum, got {opponent!r}")
+        opponents, weights = [make(one) for one in opponent], values / values.sum()
+    elif isinstance(opponent, Sequence) and not isinstance(opponent, str):
         if len(opponent) != n - 1:
             raise ValueError(f"give one opponent or {n - 1} opponents, got {len(opponent)}")
-        opponents = [make(one) for one in opponent]
+        opponents, lineup = [make(one) for one in opponent], np.arange(n - 1)
     else:
-        opponents = [make(opponent)] * (n - 1)
-    return vec_class(engine, opponents, seat, illegal_reward, seed)
+        opponents, lineup = [make(opponent)], np.zeros(n - 1, dtype=np.int64)
+    return vec_class(engine, opponents, lineup, weights, seat, illegal_reward, seed)
 
 
 __all__ = ["BATCHED_ENGINES", "engine_class", "make_vec", "vec_env_class"]
