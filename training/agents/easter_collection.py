@@ -35,6 +35,7 @@ from bisect import bisect_right
 
 import numpy as np
 
+from envs.easter_collection.layout import MAX_SCORE
 from envs.easter_collection.rules import (
     BLANK,
     NUM_CARDS,
@@ -47,7 +48,7 @@ from envs.easter_collection.rules import (
 )
 
 DISCARD_COST = 0.2  # a discarded card is out of the game: lose a little of its worth
-AVERAGE_POINTS = 72 / 52  # mean points of a card
+AVERAGE_POINTS = MAX_SCORE / NUM_CARDS  # mean points of a card (all cards score MAX_SCORE)
 #: Scale of the random tie-break added to each action's value.
 TIE_BREAK = 1e-6
 
