@@ -5,7 +5,8 @@
 
 For each game, ``training.train`` runs twice with the same network, the same PPO update
 (1,024 decisions per rollout: 4 environments × 256 steps through the Gymnasium view, or
-16 games × 64 steps through ``--vec batched``; minibatches of 256, 10 epochs) and the
+``--batched-envs`` games (default 128) × the steps that make 1,024 through ``--vec
+batched``; minibatches of 256, 10 epochs) and the
 same opponent (the heuristic in every other seat), for the same number of learner
 decisions, one after the other (measure on a quiet machine: the ratio is only as good
 as the load is even). Each prints its end-to-end learner decisions per second (wall time from the first step to
@@ -23,12 +24,15 @@ from pathlib import Path
 
 from training import train
 
-#: How each way steps its environments: (--vec, --n-envs, --n-steps).
-WAYS = {"gym": ("gym", 4, 256), "batched": ("batched", 16, 64)}
+#: Decisions per rollout, the same both ways: the same PPO update.
+ROLLOUT = 1024
+#: How each way steps its environments: (--vec, --n-envs); --n-steps is ROLLOUT / n-envs.
+WAYS = {"gym": ("gym", 4), "batched": ("batched", 128)}
 
 
 def run(env_id: str, way: str, steps: int, games: int, seed: int, folder: Path) -> dict:
-    vec, n_envs, n_steps = WAYS[way]
+    vec, n_envs = WAYS[way]
+    n_steps = ROLLOUT // n_envs
     argv = ["--env", env_id, "--opponents", "heuristic:1", "--total-timesteps", str(steps)]
     argv += ["--vec", vec, "--n-envs", str(n_envs), "--n-steps", str(n_steps)]
     argv += ["--batch-size", "256", "--eval-every", "0", "--final-eval-games", str(games)]
@@ -53,7 +57,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=150_000, help="learner decisions per run")
     parser.add_argument("--games", type=int, default=1000, help="final evaluation games")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--batched-envs", type=int, default=128, help="games in lockstep (divides 1,024)"
+    )
     args = parser.parse_args()
+    if args.batched_envs < 1 or ROLLOUT % args.batched_envs:
+        parser.error(f"--batched-envs must divide {ROLLOUT}, got {args.batched_envs}")
+    WAYS["batched"] = ("batched", args.batched_envs)
     print("| game | way | learner decisions/s | × gym | win rate vs heuristic (95% CI) |")
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:
