@@ -47,7 +47,7 @@ from envs.core.observation import ObservationLayout
 from envs.core.spec import GameSpec
 from envs.core.vector import BATCHED_ENGINES, engine_class
 
-Runner = Callable[[float], tuple[int, int]]  # seconds -> (steps, games)
+Runner = Callable[[float], tuple[int, int, float]]  # seconds -> (steps, games, elapsed)
 #: Games in lockstep for the batched engines' rows.
 BATCHED_SIZES = (1, 64, 1024, 8192)
 
@@ -98,7 +98,7 @@ def pick(mask: np.ndarray, rng: np.random.Generator) -> int:
 def aec_runner(make: Callable[[], object], use_last: bool) -> Runner:
     """Random play through an AEC env; ``use_last`` reads ``last()``, else ``observe``."""
 
-    def run(seconds: float) -> tuple[int, int]:
+    def run(seconds: float) -> tuple[int, int, float]:
         env, rng = make(), np.random.default_rng(0)
         steps = games = 0
         deadline = time.perf_counter() + seconds
@@ -119,13 +119,13 @@ def aec_runner(make: Callable[[], object], use_last: bool) -> Runner:
                 env.step(action)
                 steps += 1
             games += 1
-        return steps, games
+        return steps, games, time.perf_counter() - deadline + seconds
 
     return run
 
 
 def parallel_runner(make: Callable[[], HiddenHandParallel]) -> Runner:
-    def run(seconds: float) -> tuple[int, int]:
+    def run(seconds: float) -> tuple[int, int, float]:
         env, rng = make(), np.random.default_rng(0)
         steps = games = 0
         deadline = time.perf_counter() + seconds
@@ -136,7 +136,7 @@ def parallel_runner(make: Callable[[], HiddenHandParallel]) -> Runner:
                 observations, *_ = env.step(actions)
                 steps += 1
             games += 1
-        return steps, games
+        return steps, games, time.perf_counter() - deadline + seconds
 
     return run
 
@@ -161,7 +161,7 @@ class CountingRandom:
 
 
 def gym_runner(gym_id: str, config: dict) -> Runner:
-    def run(seconds: float) -> tuple[int, int]:
+    def run(seconds: float) -> tuple[int, int, float]:
         opponent = CountingRandom()
         env = gymnasium.make(gym_id, opponent=opponent, **config)
         rng = np.random.default_rng(0)
@@ -175,7 +175,7 @@ def gym_runner(gym_id: str, config: dict) -> Runner:
                 done = terminated or truncated
                 steps += 1
             games += 1
-        return steps + opponent.decisions, games
+        return steps + opponent.decisions, games, time.perf_counter() - deadline + seconds
 
     return run
 
@@ -185,7 +185,7 @@ def openspiel_runner() -> Runner:
 
     game = pyspiel.load_game_as_turn_based("goofspiel(num_cards=13)")
 
-    def run(seconds: float) -> tuple[int, int]:
+    def run(seconds: float) -> tuple[int, int, float]:
         rng = np.random.default_rng(0)
         steps = games = 0
         deadline = time.perf_counter() + seconds
@@ -201,7 +201,7 @@ def openspiel_runner() -> Runner:
                 state.apply_action(legal[rng.integers(len(legal))])
                 steps += 1
             games += 1
-        return steps, games
+        return steps, games, time.perf_counter() - deadline + seconds
 
     return run
 
@@ -210,7 +210,7 @@ def batched_runner(engine_class: type, config: dict, num_envs: int) -> Runner:
     """Random masked play through a batched engine (``envs/<game>/vector.py``): every
     seat's observation produced at every step; an agent step is one seat's decision."""
 
-    def run(seconds: float) -> tuple[int, int]:
+    def run(seconds: float) -> tuple[int, int, float]:
         engine, rng = engine_class(num_envs, seed=0, **config), np.random.default_rng(0)
         steps = games = 0
         deadline = time.perf_counter() + seconds
@@ -222,7 +222,7 @@ def batched_runner(engine_class: type, config: dict, num_envs: int) -> Runner:
             steps += int(engine.choosers().sum())
             _, terminated, _ = engine.step(np.argmax(keys, axis=-1))
             games += int(terminated.sum())
-        return steps, games
+        return steps, games, time.perf_counter() - deadline + seconds
 
     return run
 
@@ -240,7 +240,7 @@ def vec_env_runner(gym_id: str, config: dict, num_envs: int) -> Runner:
     """Random masked play of the learner through ``envs.make_vec`` against random
     opponents: the learner's decisions and the opponents' (as the Gymnasium row)."""
 
-    def run(seconds: float) -> tuple[int, int]:
+    def run(seconds: float) -> tuple[int, int, float]:
         opponent = CountingRandom()
         vec_env = envs.make_vec(gym_id, num_envs=num_envs, opponent=opponent, seed=0, **config)
         rng = np.random.default_rng(0)
@@ -254,14 +254,16 @@ def vec_env_runner(gym_id: str, config: dict, num_envs: int) -> Runner:
             _, _, dones, _ = vec_env.step(np.argmax(keys, axis=-1))
             steps += num_envs
             games += int(dones.sum())
-        return steps + opponent.decisions, games
+        return steps + opponent.decisions, games, time.perf_counter() - deadline + seconds
 
     return run
 
 
-def summarise(rates: list[tuple[int, int]], seconds: float) -> dict[str, float]:
-    steps = [s / seconds for s, _ in rates]
-    games = [g / seconds for _, g in rates]
+def summarise(rates: list[tuple[int, int, float]]) -> dict[str, float]:
+    """Median, min and max over repeats, each a rate over its actual elapsed time (the last
+    step of a repeat may end after the deadline)."""
+    steps = [s / elapsed for s, _, elapsed in rates]
+    games = [g / elapsed for _, g, elapsed in rates]
     return {
         "steps_per_s": statistics.median(steps),
         "steps_min": min(steps),
@@ -276,7 +278,7 @@ def free_env() -> HiddenHandAEC:
     return HiddenHandAEC(GameSpec(FreeGame, name="free", gym_name="Free"))
 
 
-def cases(ids: list[str]) -> list[tuple[str, str, Runner]]:
+def cases(ids: list[str], default_only: bool = False) -> list[tuple[str, str, Runner]]:
     from pettingzoo.classic import connect_four_v3, rps_v2
 
     out: list[tuple[str, str, Runner]] = [
@@ -287,7 +289,10 @@ def cases(ids: list[str]) -> list[tuple[str, str, Runner]]:
     ]
     for env_id in ids:
         spec = envs.get_spec(env_id)
+        default = spec.make_game().config
         for config in spec.configurations:
+            if default_only and spec.make_game(**config).config != default:
+                continue
             name = env_id + "".join(f" {k}={v}" for k, v in config.items())
             out += [
                 (name, "raw_env", aec_runner(partial(HiddenHandAEC, spec, **config), False)),
@@ -315,19 +320,22 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one repeat")
     parser.add_argument("--repeats", type=int, default=5, help="repeats per figure")
     parser.add_argument("--out", default="runs/benchmark", help="path stem of the JSON and CSV")
+    parser.add_argument(
+        "--default-only", action="store_true", help="each game's default configuration only"
+    )
     args = parser.parse_args()
 
     # Every repeat runs every case once, so a change in the machine's load falls on all
     # cases of a repeat alike rather than on whichever case ran at that moment.
-    measured = cases(args.ids or envs.ids())
+    measured = cases(args.ids or envs.ids(), args.default_only)
     for _, _, run in measured:
         run(0.1)  # warm up
-    rates: list[list[tuple[int, int]]] = [[] for _ in measured]
+    rates: list[list[tuple[int, int, float]]] = [[] for _ in measured]
     for _ in range(args.repeats):
         for index, (_, _, run) in enumerate(measured):
             rates[index].append(run(args.seconds))
     rows = [
-        {"env": name, "interface": interface, **summarise(rates[i], args.seconds)}
+        {"env": name, "interface": interface, **summarise(rates[i])}
         for i, (name, interface, _) in enumerate(measured)
     ]
     reference = next(r for r in rows if r["env"] == "rps_v2")["steps_per_s"]

@@ -76,3 +76,27 @@ def test_decision_losses_needs_a_teacher_with_action_values():
     assert result.returncode == 2
     assert "'heuristic' has no action_values" in result.stderr
     assert "agents with them: expert, tactician" in result.stderr
+
+
+def test_speed_benchmark_counts_every_agents_decisions():
+    """``scripts/benchmark.py``'s cases for a game's default configuration: every
+    interface and the batched rows, each counting every seat's decisions (in the
+    Gymnasium view the opponent's too, so about twice the learner's in Pico)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("speed", ROOT / "scripts" / "benchmark.py")
+    speed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(speed)
+    measured = speed.cases(["hiddenhand/pico-v0"], default_only=True)
+    interfaces = [interface for name, interface, _ in measured if name.startswith("hiddenhand")]
+    assert interfaces[:4] == ["raw_env", "env()", "parallel_env", "gymnasium"]
+    assert {"batched B=1,024", "make_vec B=1,024"} <= set(interfaces)
+    assert len({name for name, _, _ in measured if name.startswith("hiddenhand")}) == 1
+    runs = {interface: run for name, interface, run in measured if name.startswith("hiddenhand")}
+    steps, games, elapsed = runs["gymnasium"](0.2)
+    assert games > 0 and elapsed >= 0.2
+    assert 18 < steps / games < 28  # both seats' decisions, about 23 a game (11.5 each)
+    steps, games, _ = runs["batched B=64"](0.05)
+    assert steps % (64 * 2) == 0 and steps > 0  # every Pico seat chooses at every step
+    row = speed.summarise([(100, 4, 2.0), (300, 6, 2.0), (200, 5, 2.0)])
+    assert row["steps_per_s"] == 100 and row["steps_min"] == 50 and row["games_per_s"] == 2.5
