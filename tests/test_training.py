@@ -200,9 +200,12 @@ def test_shipped_baseline_loads_by_name_and_plays(path):
     from envs.core.agents import RandomAgent
     from training.tournament import play_game
 
+    from training.agents.policy import baseline_name
+
     meta = json.loads(path.with_suffix(".json").read_text())
     spec = envs.get_spec(meta["env_id"])
     game = spec.make_game(**meta["options"])
+    assert path.stem == baseline_name(game)  # named by its configuration, found by it
     agent = spec.agent_factory("ppo")(game)
     scores = play_game(
         game, [agent] + [RandomAgent(game)] * (game.num_players - 1), np.random.default_rng(0)
