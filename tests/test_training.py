@@ -198,9 +198,8 @@ def test_shipped_baseline_loads_by_name_and_plays(path):
     import numpy as np
 
     from envs.core.agents import RandomAgent
-    from training.tournament import play_game
-
     from training.agents.policy import baseline_name
+    from training.tournament import play_game
 
     meta = json.loads(path.with_suffix(".json").read_text())
     spec = envs.get_spec(meta["env_id"])
