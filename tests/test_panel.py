@@ -28,7 +28,16 @@ from training.evaluation.panel import above_chance, panel_members, panel_score
             {"board_play": "simultaneous"},
             ["random", "heuristic", "expert", "pimc", "ismcts"],
         ),
-        ("hiddenhand/pickup-v0", {"num_players": 3}, ["random", "heuristic", "pimc", "ismcts"]),
+        (
+            "hiddenhand/pickup-v0",
+            {"num_players": 3},
+            ["random", "heuristic", "pimc", "ismcts", "ppo"],
+        ),
+        (  # no shipped agent for this configuration (yet)
+            "hiddenhand/pickup-v0",
+            {"num_players": 6},
+            ["random", "heuristic", "pimc", "ismcts"],
+        ),
     ],
 )
 def test_the_panel_holds_every_member_that_exists_for_the_configuration(env_id, options, expected):

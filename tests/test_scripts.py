@@ -88,11 +88,11 @@ def test_speed_benchmark_counts_every_agents_decisions():
     speed = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(speed)
     measured = speed.cases(["hiddenhand/pico-v0"], default_only=True)
-    interfaces = [interface for name, interface, _ in measured if name.startswith("hiddenhand")]
+    interfaces = [interface for _, interface, _ in measured]
     assert interfaces[:4] == ["raw_env", "env()", "parallel_env", "gymnasium"]
     assert {"batched B=1,024", "make_vec B=1,024"} <= set(interfaces)
-    assert len({name for name, _, _ in measured if name.startswith("hiddenhand")}) == 1
-    runs = {interface: run for name, interface, run in measured if name.startswith("hiddenhand")}
+    assert len({name for name, _, _ in measured}) == 1  # the default configuration only
+    runs = {interface: run for _, interface, run in measured}
     steps, games, elapsed = runs["gymnasium"](0.2)
     assert games > 0 and elapsed >= 0.2
     assert 18 < steps / games < 28  # both seats' decisions, about 23 a game (11.5 each)
