@@ -38,6 +38,7 @@ from envs.pick_and_pack.rules import (
     NUM_TYPES,
     PLACEMENTS,
     PLACING,
+    PREMIUM_CLOSED,
     SIZE,
     PickAndPackGame,
     PickAndPackState,
@@ -412,6 +413,52 @@ def test_own_deals_are_valid_seeded_and_distinct(placement: str) -> None:
         replay.step(random_actions(replay.masks(), rng_a))
         first.step(random_actions(first.masks(), rng_b))
     np.testing.assert_array_equal(replay.observations(), first.observations())
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
+def test_observations_are_arrays_of_their_own(config: dict) -> None:
+    """``observations`` returns a new array every call: an array the caller keeps (or a
+    view of it) never changes, a caller writing into one changes nothing in the engine,
+    and each is every seat's observation (as ``observe`` gathers it)."""
+    engine = PickAndPackVector(6, seed=0, **config)
+    rng = np.random.default_rng(0)
+    kept = engine.observations()
+    before = kept.copy()
+    view = engine.observations()[:, 1]  # only a view of this one is kept
+    view_before = view.copy()
+    rows, seats = np.repeat(np.arange(6), 2), np.tile(np.arange(2), 6)
+    for _ in range(40):
+        engine.step(random_actions(engine.masks(), rng))
+        engine.observations()[:] = -7.0  # written into by the caller, then let go
+        again = engine.observations()
+        np.testing.assert_array_equal(again, engine.observe(rows, seats).reshape(6, 2, -1))
+        assert again is not kept and not np.shares_memory(again, view)
+        del again
+    np.testing.assert_array_equal(kept, before)
+    np.testing.assert_array_equal(view, view_before)
+    assert not np.array_equal(engine.observations(), before)  # (the games went on)
+
+
+@pytest.mark.parametrize("crates", ["visible", "full"])
+def test_scores_beyond_int8(crates: str) -> None:
+    """The engine keeps the observations as small integers but the scores apart: a made-up
+    position with scores past 127 (a Premium crate of 20 sixes, 30 fives) is observed and
+    scored as the rules do, and plays on alike."""
+    game = PickAndPackGame.from_options(placement="random", opponent_crates=crates)
+    table = Table(game, "score")
+    state = game.new_initial_state(np.random.default_rng(0))
+    state.crates[0][0], state.crate_apples[0][0] = [6] * 20, 120
+    state.closure[0][0] = PREMIUM_CLOSED
+    state.crates[1][1], state.crate_apples[1][1] = [5] * 30, 150
+    state.refresh()
+    table.state = state
+    table.tracker.reset(state.scores())
+    table._state_changed()
+    engine = PickAndPackVector(
+        3, reward_mode="score", seed=0, placement="random", opponent_crates=crates
+    )
+    assert state.scores().tolist() == [240, 150]
+    play_on(engine, [table], np.random.default_rng(1))
 
 
 def test_illegal_action_raises_and_changes_nothing() -> None:
