@@ -42,6 +42,7 @@ import numpy as np
 
 import envs
 from envs.core.aec import HiddenHandAEC, HiddenHandParallel
+from envs.core.batched import random_actions
 from envs.core.game import Game, State
 from envs.core.observation import ObservationLayout
 from envs.core.spec import GameSpec
@@ -155,9 +156,7 @@ class CountingRandom:
 
     def act_batch(self, observations, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         self.decisions += len(masks)
-        keys = rng.random(masks.shape)
-        keys[~masks] = -1.0
-        return np.argmax(keys, axis=-1)
+        return random_actions(masks, rng)
 
 
 def gym_runner(gym_id: str, config: dict) -> Runner:
@@ -217,10 +216,8 @@ def batched_runner(engine_class: type, config: dict, num_envs: int) -> Runner:
         while time.perf_counter() < deadline:
             engine.observations()
             masks = engine.masks()
-            keys = rng.random(masks.shape)
-            keys[~masks] = -1.0
             steps += int(engine.choosers().sum())
-            _, terminated, _ = engine.step(np.argmax(keys, axis=-1))
+            _, terminated, _ = engine.step(random_actions(masks, rng))
             games += int(terminated.sum())
         return steps, games, time.perf_counter() - deadline + seconds
 
@@ -249,9 +246,7 @@ def vec_env_runner(gym_id: str, config: dict, num_envs: int) -> Runner:
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
             masks = vec_env.action_masks()
-            keys = rng.random(masks.shape)
-            keys[~masks] = -1.0
-            _, _, dones, _ = vec_env.step(np.argmax(keys, axis=-1))
+            _, _, dones, _ = vec_env.step(random_actions(masks, rng))
             steps += num_envs
             games += int(dones.sum())
         return steps + opponent.decisions, games, time.perf_counter() - deadline + seconds
