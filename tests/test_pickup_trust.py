@@ -250,14 +250,33 @@ def random_game_from(state: PickupState, seed: int):
         yield state
 
 
-def test_clone_is_independent_and_shares_the_game(position):
+def fields(state: PickupState) -> dict:
+    """Every rules field of ``state`` (its RNG as its bit generator's state)."""
+    kept = {k: v for k, v in pickle.loads(pickle.dumps(state)).__dict__.items() if k != "game"}
+    kept["rng"] = state.rng.bit_generator.state
+    kept["table"] = state.table.tobytes()
+    return {k: v for k, v in kept.items() if not k.startswith("_table")}
+
+
+def test_clone_is_independent_continues_identically_and_shares_the_game(position):
     state = position(3)
+    before = fields(state)
     twin = state.clone()
-    assert twin.game is state.game
+    assert twin.game is state.game and fields(twin) == before
     twin.apply({p: int(twin.legal_actions(p)[0]) for p in twin.to_act()})
     assert twin.round != state.round or twin.acted != state.acted
+    for _ in random_game_from(twin, 0):  # the twin plays to the end
+        pass
+    assert fields(state) == before  # nothing of the original moved
     state.check_invariants()
-    twin.check_invariants()
+    # A clone and its original, given the same actions, stay equal (chance included).
+    twin = state.clone()
+    rng = np.random.default_rng(3)
+    while state.to_act():
+        joint = {p: int(rng.choice(state.legal_actions(p))) for p in state.to_act()}
+        state.apply(joint)
+        twin.apply(joint)
+        assert fields(twin) == fields(state)
 
 
 # --- the bookkeeping against a recomputation ----------------------------------------------

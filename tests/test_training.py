@@ -572,6 +572,18 @@ def test_game_features_train_save_and_load(tmp_path):
                 + common
             )
         )
+    # A warm start on another configuration whose spaces agree: saved for its own options.
+    alternate = training_train.train(
+        training_train.parse_args(
+            ["--env", "hiddenhand/pick_and_pack-v0", "--option", "placement=alternate"]
+            + ["--features", "game", "--init-model", str(run / "model.zip"), *common]
+            + ["--run-name", "alternate"]
+        )
+    )
+    game = spec.make_game(placement="alternate")
+    assert load_policy(alternate / "model.zip", game, spec.aec_id).model.policy is not None
+    with pytest.raises(ValueError, match="placement: model 'alternate', env 'simultaneous'"):
+        load_policy(alternate / "model.zip", spec.make_game(), spec.aec_id)
 
 
 @pytest.mark.parametrize("num_players", [3, 4, 6])

@@ -99,8 +99,9 @@ class Args:
     )
     init_model: str = arg(
         "",
-        "start from a saved model's weights (a run's model.zip, checked against the env; "
-        "same --net-arch) to train it further",
+        "start from a saved model's weights (a run's model.zip, checked against the env's "
+        "spaces; same --net-arch) to train it further, also on another configuration of the "
+        "game whose spaces agree",
     )
     n_envs: int = arg(4, "environments stepped in parallel")
     vec: str = arg(
@@ -406,7 +407,7 @@ def check_start_model(args: Args, spec, game, net_arch: list[int]):
     """The ``--init-model`` policy, checked against the env, ``--net-arch`` and ``--features``."""
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
-    start = load_policy(args.init_model, game, spec.aec_id).model.policy
+    start = load_policy(args.init_model, game, spec.aec_id, same_options=False).model.policy
     hidden = start.net_arch  # SB3's default spells [64, 64] as {"pi": ..., "vf": ...}
     if isinstance(hidden, dict) and hidden.get("pi") == hidden.get("vf"):
         hidden = hidden["pi"]

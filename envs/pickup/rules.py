@@ -414,15 +414,26 @@ class PickupState(State):
 
     # --- search and checks -----------------------------------------------------------
     def clone(self) -> PickupState:
-        # Deep-copy everything but the game (shared: play never changes it).
-        return copy.deepcopy(self, {id(self.game): self.game})
+        return self._copy(copy.deepcopy(self.rng))
+
+    def _copy(self, rng: np.random.Generator) -> PickupState:
+        """A copy with ``rng`` sharing only the game and immutable values: the fields are
+        ints, bools, lists of them or lists of such lists, and the table (a third of a
+        deep copy's cost)."""
+        other = object.__new__(PickupState)
+        for name, value in self.__dict__.items():
+            if type(value) is list:
+                value = [list(v) if type(v) is list else v for v in value]
+            other.__dict__[name] = value
+        other.rng = rng
+        other._bind_table(self.table.copy())
+        return other
 
     def resample(self, player: int, rng: np.random.Generator) -> PickupState:
         """The other hands and the stock order drawn again: the cards unknown to ``player``
         (not in its hand, not shown this hand) are shuffled and dealt back into the other
         hands, each keeping its size, and the stock."""
-        sample = self.clone()
-        sample.rng = np.random.default_rng(rng.integers(2**63))
+        sample = self._copy(np.random.default_rng(rng.integers(2**63)))
         others = [q for q in self.game.all_seats if q != player]
         unknown = np.sort(  # sorted: the same draw from states the player cannot tell apart
             np.concatenate(

@@ -119,11 +119,14 @@ class PolicyAgent(LogitsAgent):
             return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
 
 
-def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
+def load_policy(
+    path: str | Path, game: Game, env_id: str, same_options: bool = True
+) -> PolicyAgent:
     """Load a saved policy for ``game``; raise ValueError if it was made for another env.
 
     A model saved by ``save_policy`` is checked against its metadata: the env, the game
-    options (the whole configuration) and the spaces. A plain SB3 ``model.save()`` file
+    options (the whole configuration, unless ``same_options`` is False: a warm start from
+    another configuration whose spaces agree) and the spaces. A plain SB3 ``model.save()`` file
     (MaskablePPO or PPO, no metadata beside it) loads with a warning where its spaces fit.
     """
     path = Path(path).with_suffix(".zip")
@@ -131,7 +134,7 @@ def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
         raise ValueError(f"no saved model at {path}")
     meta_path = path.with_suffix(".json")
     if meta_path.is_file():
-        check_metadata(meta_path, game, env_id)
+        check_metadata(meta_path, game, env_id, same_options)
     else:
         warnings.warn(
             f"{path} has no metadata file {meta_path.name} beside it: loading it as a plain "
@@ -149,8 +152,9 @@ def load_policy(path: str | Path, game: Game, env_id: str) -> PolicyAgent:
     return PolicyAgent(model)
 
 
-def check_metadata(meta_path: Path, game: Game, env_id: str) -> None:
-    """Raise ValueError if the metadata says the model was made for another env or options."""
+def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool = True) -> None:
+    """Raise ValueError if the metadata says the model was made for another env or (where
+    ``same_options``) other options."""
     try:
         meta = json.loads(meta_path.read_text())
     except json.JSONDecodeError as error:
@@ -171,6 +175,8 @@ def check_metadata(meta_path: Path, game: Game, env_id: str) -> None:
         raise ValueError(
             f"{meta_path.with_suffix('.zip')} was made for another env ({'; '.join(mismatches)})"
         )
+    if not same_options:
+        return
     # Compared as JSON (how the options were saved: tuples become lists, keys strings).
     env_config = as_json(dataclasses.asdict(game.config))
     trained_on = as_json({**dataclasses.asdict(type(game.config)()), **meta.get("options", {})})
