@@ -504,18 +504,6 @@ def test_make_vec_matches_the_gymnasium_view_with_a_policy(options, reward_mode)
     compare_with_the_gymnasium_view(options, reward_mode, untrained_policy(options), 3, 6)
 
 
-def test_make_vec_illegal_action_ends_the_game_like_the_gymnasium_view() -> None:
-    vec_env = envs.make_vec(EASTER, num_envs=3, seed=1, num_players=3)
-    before = vec_env.reset()
-    actions = np.argmax(vec_env.action_masks(), axis=1)
-    actions[1] = int(np.flatnonzero(~vec_env.action_masks()[1])[0])
-    _, rewards, dones, infos = vec_env.step(actions)
-    assert rewards[1] == -1.0 and dones[1]
-    assert "illegal" in infos[1]["illegal_action"]
-    np.testing.assert_array_equal(infos[1]["terminal_observation"], before[1])
-    assert vec_env.engine.round[1] == 0 and vec_env.engine.scores()[1].sum() == 0
-
-
 def test_make_vec_seeding_and_the_heuristic_opponent() -> None:
     vec_env = envs.make_vec(EASTER, num_envs=16, opponent="heuristic", seed=4, num_players=3)
     first = vec_env.reset()

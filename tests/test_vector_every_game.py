@@ -43,3 +43,21 @@ def test_the_engine_plays_the_rules_game(env_id, config):
                 engine.load([table.state], [b])
             elif table.state.rng.bit_generator.state != before:  # chance: the rules' draw
                 engine.load([table.state], [b])
+
+
+def test_make_vec_ends_a_game_on_an_illegal_action_like_the_gymnasium_view(env_id, config):
+    """An illegal action loses that game alone (reward -1, done, the reason in its info,
+    its last observation as the terminal one); the row plays on from a new deal."""
+    vec_env = envs.make_vec(envs.get_spec(env_id).gym_id, num_envs=3, seed=1, **config)
+    before = vec_env.reset()
+    masks = vec_env.action_masks()
+    actions = np.argmax(masks, axis=1)
+    actions[1] = int(np.flatnonzero(~masks[1])[0])
+    _, rewards, dones, infos = vec_env.step(actions)
+    assert rewards[1] == -1.0 and dones.tolist() == [False, True, False]
+    assert "illegal" in infos[1]["illegal_action"]
+    np.testing.assert_array_equal(infos[1]["terminal_observation"], before[1])
+    masks = vec_env.action_masks()
+    assert masks.any(axis=1).all()  # every row, the new game's too, awaits a legal action
+    vec_env.step(np.argmax(masks, axis=1))
+    assert "illegal_action" not in infos[0] | infos[2]

@@ -251,18 +251,6 @@ def test_make_vec_matches_the_gymnasium_view(num_players: int, reward_mode: str)
             np.testing.assert_array_equal(observations[b], view.unwrapped._observe())
 
 
-def test_make_vec_illegal_action_ends_the_game_like_the_gymnasium_view() -> None:
-    vec_env = envs.make_vec(PICO, num_envs=3, seed=1)
-    before = vec_env.reset()
-    actions = np.argmax(vec_env.action_masks(), axis=1)
-    actions[1] = int(np.flatnonzero(~vec_env.action_masks()[1])[0])
-    _, rewards, dones, infos = vec_env.step(actions)
-    assert rewards[1] == -1.0 and dones[1]
-    assert "illegal" in infos[1]["illegal_action"]
-    np.testing.assert_array_equal(infos[1]["terminal_observation"], before[1])
-    assert vec_env.engine.round[1] == 0 and vec_env.engine.scores()[1].sum() == 0
-
-
 def test_make_vec_opponents_and_seeding() -> None:
     vec_env = envs.make_vec(PICO, num_envs=64, opponent="heuristic", seed=4, num_players=3)
     first = vec_env.reset()
