@@ -100,3 +100,25 @@ def test_speed_benchmark_counts_every_agents_decisions():
     assert steps % (64 * 2) == 0 and steps > 0  # every Pico seat chooses at every step
     row = speed.summarise([(100, 4, 2.0), (300, 6, 2.0), (200, 5, 2.0)])
     assert row["steps_per_s"] == 100 and row["steps_min"] == 50 and row["games_per_s"] == 2.5
+
+
+def test_training_speed_compares_the_ways_and_refuses_a_bad_minibatch():
+    out = run_script(
+        *("scripts/training_speed.py", "--ids", "hiddenhand/pico-v0", "--steps", "2048"),
+        *("--games", "10", "--batch-sizes", "256,1024"),
+    )
+    rows = [line.split("|")[2:5] for line in out.splitlines() if line.startswith("| hiddenhand")]
+    ways = [way.strip() for way, _, _ in rows]
+    assert ways == [
+        "gym, 4 envs, minibatch 256",
+        "batched, 128 envs, minibatch 256",
+        "batched, 128 envs, minibatch 1024",
+    ]
+    assert rows[0][2].strip() == "1.00×" and all(float(r[1].replace(",", "")) > 0 for r in rows)
+    bad = subprocess.run(
+        [sys.executable, "scripts/training_speed.py", "--batch-sizes", "300"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "must divide 1024" in bad.stderr

@@ -547,7 +547,8 @@ def train(args: Args) -> Path:
         args.total_timesteps, callback=ConvertCallback(on_step), progress_bar=args.progress_bar
     )
     train_seconds = time.time() - started
-    evaluate_now(args.final_eval_games)
+    if args.final_eval_games:
+        evaluate_now(args.final_eval_games)
     save_policy(
         model,
         run / "model",
@@ -571,6 +572,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"python -m training.train: error: {error}") from None
     run = train(args)
     print(f"run folder: {run}")
+    if not args.final_eval_games:
+        return
     with open(run / "evaluations.csv") as handle:
         final = list(csv.DictReader(handle))[-2:]
     for row in final:
