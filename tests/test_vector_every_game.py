@@ -61,3 +61,14 @@ def test_make_vec_ends_a_game_on_an_illegal_action_like_the_gymnasium_view(env_i
     assert masks.any(axis=1).all()  # every row, the new game's too, awaits a legal action
     vec_env.step(np.argmax(masks, axis=1))
     assert "illegal_action" not in infos[0] | infos[2]
+
+
+def test_random_actions_are_legal_and_uniform():
+    masks = np.zeros((30_000, 2, 5), dtype=bool)
+    masks[:, 0, [1, 2, 4]] = True
+    masks[:, 1, 3] = True
+    actions = random_actions(masks, np.random.default_rng(0))
+    assert (actions[:, 1] == 3).all()
+    shares = np.bincount(actions[:, 0], minlength=5) / len(actions)
+    assert shares[[0, 3]].sum() == 0
+    np.testing.assert_allclose(shares[[1, 2, 4]], 1 / 3, atol=0.015)  # ~5 standard errors

@@ -73,9 +73,10 @@ def batched_win_rewards(scores: np.ndarray) -> np.ndarray:
 
 def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A uniform legal action for every row of ``masks`` (``(..., num_actions)`` bool);
-    0 where a row has none."""
+    any action where a row has none. A random key per action, raised by 1 where legal:
+    the largest key is a legal action's, each as likely."""
     keys = rng.random(masks.shape)
-    keys[~masks] = -1.0
+    keys += masks
     return np.argmax(keys, axis=-1)
 
 
