@@ -193,6 +193,43 @@ def test_baselines_are_shipped_for_every_game():
     assert (BASELINES / "forslag_4p.zip").is_file()  # the default player count
 
 
+#: Configurations still without a shipped agent (issue 23 ships one for every
+#: configuration; this list shrinks to empty as they land).
+NOT_YET_SHIPPED = {
+    "easter_collection_2p_variant-secret_positions",
+    "easter_collection_3p",
+    "easter_collection_3p_variant-secret_positions",
+    "easter_collection_4p",
+    "easter_collection_4p_variant-secret_positions",
+    "easter_collection_5p",
+    "easter_collection_5p_variant-secret_positions",
+    "forslag_3p",
+    "forslag_3p_board_play-simultaneous",
+    "forslag_4p_board_play-simultaneous",
+    "forslag_6p",
+    "forslag_6p_board_play-simultaneous",
+    "pick_and_pack_2p_opponent_crates-full",
+    "pick_and_pack_2p_opponent_crates-full_placement-alternate",
+    "pick_and_pack_2p_opponent_crates-full_placement-random",
+    "pick_and_pack_2p_placement-alternate",
+    "pick_and_pack_2p_placement-random",
+    "pickup_2p",
+    "pickup_6p",
+}
+
+
+def test_ppo_resolves_in_every_configuration_but_the_listed_ones(env_id, config):
+    from training.agents.policy import PolicyAgent, baseline_name
+
+    spec = envs.get_spec(env_id)
+    game = spec.make_game(**config)
+    if baseline_name(game) in NOT_YET_SHIPPED:
+        with pytest.raises(ValueError, match="no shipped baseline"):
+            spec.make_agent("ppo", game)
+    else:
+        assert isinstance(spec.make_agent("ppo", game), PolicyAgent)
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
 def test_shipped_baseline_loads_by_name_and_plays(path):
     import numpy as np
