@@ -211,7 +211,6 @@ NOT_YET_SHIPPED = {
     "pick_and_pack_2p_opponent_crates-full",
     "pick_and_pack_2p_opponent_crates-full_placement-alternate",
     "pick_and_pack_2p_opponent_crates-full_placement-random",
-    "pick_and_pack_2p_placement-random",
     "pickup_2p",
     "pickup_6p",
 }
