@@ -314,6 +314,45 @@ def test_dagger_rounds_label_the_students_states_with_the_teachers_choices(tmp_p
     assert np.array_equal(np.array(FirstLegal.seen), data["observations"])  # asked every time
 
 
+def test_a_search_teacher_labels_from_the_learners_position(tmp_path, monkeypatch):
+    """A teacher that searches (``uses_position``) gets the learner's position: a world
+    drawn from it shows the learner exactly its observation."""
+    import numpy as np
+
+    from envs.core.spec import GameSpec
+
+    seen: list[bool] = []
+
+    class Probe:
+        uses_position = True
+
+        def __init__(self, game) -> None:
+            self.game = game
+
+        def act(self, observation, action_mask, rng, position=None):
+            world = position.resample(rng)
+            seen.append(np.array_equal(self.game.observation(world, position.player), observation))
+            return int(np.flatnonzero(action_mask)[-1])
+
+    factory = GameSpec.agent_factory
+    monkeypatch.setattr(
+        GameSpec,
+        "agent_factory",
+        lambda spec, name: Probe if name == "probe" else factory(spec, name),
+    )
+    args = training_train.Args(
+        env="hiddenhand/pico-v0", opponents="random:1", imitate_steps=60, teacher="probe"
+    )
+    data = imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
+    assert len(seen) == len(data["actions"]) >= 60 and all(seen)
+    last_legal = data["masks"].shape[1] - 1 - data["masks"][:, ::-1].argmax(axis=1)
+    assert (data["actions"] == last_legal).all()
+    args.teacher = "pimc"  # the real search, briefly
+    args.imitate_steps = 12
+    data = imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
+    assert data["masks"][np.arange(len(data["actions"])), data["actions"]].all()
+
+
 def test_rounds_after_the_first_and_a_started_model_play_the_policy(
     tiny_pico_model, tmp_path, monkeypatch
 ):

@@ -2,8 +2,9 @@
 
 ``training.train --imitate-steps N`` warm-starts the policy here before PPO:
 
-- **behaviour cloning**: the teacher (any agent the game knows, ``--teacher``) plays N
-  decisions in the learner's seat against the run's opponent mix; the policy is fitted
+- **behaviour cloning**: the teacher (any agent the game knows, ``--teacher``, a search
+  agent such as ``pimc`` included: it reads the learner's position) plays N decisions in
+  the learner's seat against the run's opponent mix; the policy is fitted
   to its choices (cross-entropy under the mask) and the value head to the returns;
 - **DAgger** (``--imitate-rounds R``): R - 1 more rounds in which the policy plays N
   decisions itself, the teacher labels every state it reaches, and the fit is redone on
@@ -24,6 +25,7 @@ from typing import Any, Protocol
 import gymnasium
 import numpy as np
 
+from envs.core.agents import Position, uses_position
 from training.agents.policy import PolicyAgent, actor_and_critic_parameters
 
 
@@ -73,6 +75,9 @@ def collect_demonstrations(
                 values = teacher.action_values(observation, mask)
                 targets.append(teacher_targets(values, args.imitate_temperature))
                 label = int(np.argmax(values))
+            elif uses_position(teacher):  # a search: it reads the position, not the view
+                position = Position(base.table.state, base.learner)
+                label = teacher.act(observation, mask, rng, position=position)
             else:
                 label = teacher.act(observation, mask, rng)
             action = label if actor is teacher else actor.act(observation, mask, rng)
