@@ -290,6 +290,3 @@ def test_nash_and_the_solver_refuse_face_down():
     ):
         with pytest.raises(ValueError, match="aside='face_down'.*allowed values: aside='face_up'"):
             make()
-    # No PPO baseline is shipped for the face-down reading (it would need its own).
-    with pytest.raises(ValueError, match="no shipped baseline .* \\(pico_2p_aside-face_down\\)"):
-        envs.pico.SPEC.make_agent("ppo", game)
