@@ -67,6 +67,10 @@ class ObservationLayout:
     def zeros(self) -> np.ndarray:
         return np.zeros(self.size, dtype=np.float32)
 
+    def starts(self, *names: str) -> tuple[int, ...]:
+        """Where each named field starts in the flat vector."""
+        return tuple(self.fields[name].start for name in names)
+
     def views(self, flat: np.ndarray) -> dict[str, np.ndarray]:
         """Named views into ``flat`` (writes through)."""
         return {name: flat[span].reshape(shape) for name, span, shape in self._spans}

@@ -85,8 +85,8 @@ def observation_layout() -> ObservationLayout:
 
 OBSERVATION = observation_layout()
 #: Where the fields written after the gather start in an observation.
-TO_ACT, PHASE, HOLDING, MIXUP_CRATE = (
-    OBSERVATION.fields[name].start for name in ("to_act", "phase", "holding", "mixup_crate")
+TO_ACT, PHASE, HOLDING, MIXUP_CRATE = OBSERVATION.starts(
+    "to_act", "phase", "holding", "mixup_crate"
 )
 
 #: The layout of a state's ``view``: per-seat rows in seat order, the grid in red's frame
@@ -110,8 +110,7 @@ SOURCE = (
 )
 #: Where each ``SOURCE`` field starts in ``view``, for the rules' writes.
 TRAYS, FACE_DOWN, GRABBER_CELL, TILE_TYPE, TILE_STATE, CRATE_COUNT, CRATE_TOP, CRATE_STACK = (
-    SOURCE.fields[name].start
-    for name in (
+    SOURCE.starts(
         "trays",
         "face_down",
         "grabber",
@@ -122,9 +121,8 @@ TRAYS, FACE_DOWN, GRABBER_CELL, TILE_TYPE, TILE_STATE, CRATE_COUNT, CRATE_TOP, C
         "crate_stack",
     )
 )
-CRATE_CLOSURE, RUSH_ORDERS, TILES_PLACED, POINTS, ZERO, ONE = (
-    SOURCE.fields[name].start
-    for name in ("crate_closure", "rush_orders", "tiles_placed", "scores", "zero", "one")
+CRATE_CLOSURE, RUSH_ORDERS, TILES_PLACED, POINTS, ZERO, ONE = SOURCE.starts(
+    "crate_closure", "rush_orders", "tiles_placed", "scores", "zero", "one"
 )
 
 
