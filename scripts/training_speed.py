@@ -37,14 +37,8 @@ def run(env_id: str, way: str, n_envs: int, batch_size: int, args, folder: Path)
     argv = ["--env", env_id, "--opponents", "heuristic:1", "--total-timesteps", str(args.steps)]
     argv += ["--vec", way, "--n-envs", str(n_envs), "--n-steps", str(ROLLOUT // n_envs)]
     argv += ["--batch-size", str(batch_size), "--eval-every", "0", "--final-eval-games", "0"]
-    argv += [
-        "--seed",
-        str(args.seed),
-        "--run-dir",
-        str(folder),
-        "--run-name",
-        f"{way}-{batch_size}",
-    ]
+    argv += ["--seed", str(args.seed), "--run-dir", str(folder)]
+    argv += ["--run-name", f"{way}-{batch_size}"]
     argv += ["--no-progress-bar"]
     started = time.process_time()
     run_folder = train.train(train.parse_args(argv))
