@@ -108,22 +108,37 @@ SOURCE = (
     .add("zero", 1, "always 0: what the observer may not see, and the fields written later")
     .add("one", 1, "always 1")
 )
+#: The fields that ``SOURCE`` and ``OBSERVATION`` both have (under the same names).
+SHARED_FIELDS = (
+    "trays",
+    "face_down",
+    "grabber",
+    "tile_type",
+    "tile_state",
+    "crate_count",
+    "crate_top",
+    "crate_stack",
+    "crate_closure",
+    "rush_orders",
+    "tiles_placed",
+    "scores",
+)
 #: Where each ``SOURCE`` field starts in ``view``, for the rules' writes.
-TRAYS, FACE_DOWN, GRABBER_CELL, TILE_TYPE, TILE_STATE, CRATE_COUNT, CRATE_TOP, CRATE_STACK = (
-    SOURCE.starts(
-        "trays",
-        "face_down",
-        "grabber",
-        "tile_type",
-        "tile_state",
-        "crate_count",
-        "crate_top",
-        "crate_stack",
-    )
-)
-CRATE_CLOSURE, RUSH_ORDERS, TILES_PLACED, POINTS, ZERO, ONE = SOURCE.starts(
-    "crate_closure", "rush_orders", "tiles_placed", "scores", "zero", "one"
-)
+(
+    TRAYS,
+    FACE_DOWN,
+    GRABBER_CELL,
+    TILE_TYPE,
+    TILE_STATE,
+    CRATE_COUNT,
+    CRATE_TOP,
+    CRATE_STACK,
+    CRATE_CLOSURE,
+    RUSH_ORDERS,
+    TILES_PLACED,
+    POINTS,
+) = SOURCE.starts(*SHARED_FIELDS)
+ZERO, ONE = SOURCE.starts("zero", "one")
 
 
 def gather_index(player: int, hidden: bool, full_crates: bool) -> np.ndarray:

@@ -80,6 +80,7 @@ from envs.pick_and_pack.layout import (
     ONE,
     PHASE,
     POINTS,
+    SHARED_FIELDS,
     SIZE,
     SOURCE,
     TILE_STATE,
@@ -163,18 +164,20 @@ LINE_SPACE = np.array([*range(SIZE), 0, 0])
 OBS = OBSERVATION.size
 GAME = 2 * OBS
 _FIELDS = OBSERVATION.fields
-O_TRAYS, O_FACE_DOWN, O_GRABBER, O_TILE_TYPE, O_TILE_STATE, O_COUNT, O_TOP = OBSERVATION.starts(
-    "trays",
-    "face_down",
-    "grabber",
-    "tile_type",
-    "tile_state",
-    "crate_count",
-    "crate_top",
-)
-O_STACK, O_CLOSURE, O_RUSH, O_PLACED, O_SCORES = OBSERVATION.starts(
-    "crate_stack", "crate_closure", "rush_orders", "tiles_placed", "scores"
-)
+(
+    O_TRAYS,
+    O_FACE_DOWN,
+    O_GRABBER,
+    O_TILE_TYPE,
+    O_TILE_STATE,
+    O_COUNT,
+    O_TOP,
+    O_STACK,
+    O_CLOSURE,
+    O_RUSH,
+    O_PLACED,
+    O_SCORES,
+) = OBSERVATION.starts(*SHARED_FIELDS)
 #: The fields that change on most steps (to act, phase, holding, Order Mix-up crate, end
 #: to end): written from ``live_table`` when observed, not kept up to date.
 LIVE = slice(TO_ACT, MIXUP_CRATE + NUM_CRATES)
