@@ -40,14 +40,20 @@ def untrained(env_id: str, options: dict, steps: int, seed: int, folder: Path) -
 def test_a_registered_algorithm_runs_is_scored_and_resumes(tmp_path, cheap_panel):
     benchmark.register("untrained")(untrained)
     runs = benchmark.plan(["untrained"], ["pico-2p"], [0, 1], 10, tmp_path)
-    results = [benchmark.execute(run, eval_games=4) for run in runs]
+    evaluation = benchmark.Evaluation(games=4, search_games=2)
+    results = [benchmark.execute(run, evaluation) for run in runs]
     assert [r["seed"] for r in results] == [0, 1]
     assert all(-1 <= r["panel_score"] <= 1 for r in results)
     assert set(results[0]["members"]) == {"random", "heuristic", "pimc", "ismcts", "ppo", "nash"}
     score = runs[0].folder / "score.json"
     before = score.stat().st_mtime_ns
-    assert benchmark.execute(runs[0], eval_games=4) == results[0]  # finished: skipped
+    assert benchmark.execute(runs[0], evaluation) == results[0]  # finished: skipped
     assert score.stat().st_mtime_ns == before
+    model = (runs[0].folder / "model.zip").stat().st_mtime_ns
+    rescored = benchmark.execute(runs[0], benchmark.Evaluation(games=4, search_games=4))
+    assert (rescored["eval_games"], rescored["search_games"]) == (4, 4)  # redone, not trained
+    assert (runs[0].folder / "model.zip").stat().st_mtime_ns == model
+    benchmark.execute(runs[0], evaluation)
     summary = benchmark.report(tmp_path)
     entry = summary["algorithms"]["untrained"]
     assert entry["runs"] == 2 and entry["ci"][0] <= entry["iqm"] <= entry["ci"][1]

@@ -60,6 +60,19 @@ def test_scores_are_win_rates_above_chance_and_their_mean():
     assert result["panel_score_ci"] == pytest.approx(row["above_chance_ci"])
 
 
+def test_search_members_play_their_own_number_of_games():
+    from training.evaluation.panel import SEARCH_BUDGETS
+
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    members = {"random": RandomAgent(game), "pimc": RandomAgent(game)}  # named as the panel's
+    assert "pimc" in SEARCH_BUDGETS
+    result = panel_score(game, RandomAgent(game), members, games=10, search_games=4)
+    assert result["members"]["random"]["games"] == 10
+    assert result["members"]["pimc"]["games"] == 4
+    assert (result["games"], result["search_games"]) == (10, 4)
+
+
 def test_evaluate_panel_prints_a_table_and_json(capsys, monkeypatch):
     import training.evaluation.panel as panel
 

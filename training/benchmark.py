@@ -60,8 +60,10 @@ CONFIGURATIONS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 #: Learner decisions per run.
 BUDGETS = {"small": 50_000, "large": 1_000_000}
-#: Panel games per member for each run's score, and their seed (never a training seed).
+#: Panel games per member for each run's score (fewer against the search members, which
+#: cost almost all of the scoring time), and their seed (never a training seed).
 EVAL_GAMES = 100
+EVAL_SEARCH_GAMES = 40
 EVAL_SEED = 1_000_003
 #: Two-player Pico: deals of each run's exact NashConv (drawn with the evaluation seed).
 NASHCONV_DEALS = 20
@@ -189,8 +191,27 @@ def plan(
     ]
 
 
-def execute(run: Run, eval_games: int, modules: Sequence[str] = ()) -> dict:
-    """Train (unless a model is there) and score one run; the score is saved beside it."""
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """How a run is scored: games per panel member and against the search members."""
+
+    games: int = EVAL_GAMES
+    search_games: int = EVAL_SEARCH_GAMES
+
+    def matches(self, score: dict) -> bool:
+        """Whether a saved score was made this way, with today's panel."""
+        from training.evaluation.panel import PANEL_VERSION
+
+        return (score.get("panel"), score.get("eval_games"), score.get("search_games")) == (
+            PANEL_VERSION,
+            self.games,
+            self.search_games,
+        )
+
+
+def execute(run: Run, evaluation: Evaluation, modules: Sequence[str] = ()) -> dict:
+    """Train (unless a model is there) and score one run; the score is saved beside it.
+    A score made another way (another panel version or number of games) is redone."""
     import torch
 
     for module in modules:  # a worker process registers the user's algorithms again
@@ -198,7 +219,9 @@ def execute(run: Run, eval_games: int, modules: Sequence[str] = ()) -> dict:
     torch.set_num_threads(1)
     score_path = run.folder / "score.json"
     if score_path.is_file():
-        return json.loads(score_path.read_text())
+        saved = json.loads(score_path.read_text())
+        if evaluation.matches(saved):
+            return saved
     env_id, options = CONFIGURATIONS[run.config]
     trained = run.folder / "trained.json"
     started = time.time()
@@ -207,7 +230,7 @@ def execute(run: Run, eval_games: int, modules: Sequence[str] = ()) -> dict:
         model = ALGORITHMS[run.algorithm](env_id, options, run.steps, run.seed, run.folder)
         trained.write_text(json.dumps({"model": str(model), "seconds": time.time() - started}))
     model = Path(json.loads(trained.read_text())["model"])
-    score = score_model(env_id, options, model, eval_games)
+    score = score_model(env_id, options, model, evaluation)
     result = dataclasses.asdict(run) | {
         "folder": str(run.folder),
         "train_seconds": json.loads(trained.read_text())["seconds"],
@@ -217,20 +240,24 @@ def execute(run: Run, eval_games: int, modules: Sequence[str] = ()) -> dict:
     return result
 
 
-def score_model(env_id: str, options: dict, model: Path, games: int) -> dict:
+def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation) -> dict:
     """The model's panel score and, in two-player Pico, its exact NashConv."""
     from training.evaluation.panel import panel_members, panel_score
 
     spec = get_spec(env_id)
     game = spec.make_game(**options)
     agent = spec.make_agent(str(model), game)
-    result = panel_score(game, agent, panel_members(spec, game), games, seed=EVAL_SEED)
+    members = panel_members(spec, game)
+    result = panel_score(
+        game, agent, members, evaluation.games, EVAL_SEED, search_games=evaluation.search_games
+    )
     score = {
         "panel": result["panel"],
         "panel_score": result["panel_score"],
         "panel_score_ci": result["panel_score_ci"],
         "members": {n: r["above_chance"] for n, r in result["members"].items()},
-        "eval_games": games,
+        "eval_games": evaluation.games,
+        "search_games": evaluation.search_games,
     }
     if spec.name == "pico" and game.num_players == 2:
         from training.exploitability import nash_conv
@@ -300,6 +327,7 @@ def report(out: Path) -> dict:
             "nash_conv",
             "train_seconds",
             "eval_games",
+            "search_games",
         ]
         writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
@@ -472,6 +500,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--steps", default="small", help=f"learner decisions per run, or one of {BUDGETS}"
     )
     parser.add_argument("--eval-games", type=int, default=EVAL_GAMES, help="per panel member")
+    parser.add_argument(
+        "--eval-search-games",
+        type=int,
+        default=EVAL_SEARCH_GAMES,
+        help="per search member of the panel (pimc, ismcts)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
     parser.add_argument("--out", default="runs/benchmark", help="the benchmark's folder")
     parser.add_argument("--report", metavar="DIR", help="only redo the report of DIR")
@@ -510,18 +544,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         steps = BUDGETS[args.steps] if args.steps in BUDGETS else int(args.steps)
     except ValueError as error:
         parser.error(f"--seeds or --steps: {error}")
-    if steps < 1 or args.jobs < 1 or args.eval_games < 1:
-        parser.error("--steps, --jobs and --eval-games must be positive")
+    if min(steps, args.jobs, args.eval_games, args.eval_search_games) < 1:
+        parser.error("--steps, --jobs, --eval-games and --eval-search-games must be positive")
+    evaluation = Evaluation(args.eval_games, args.eval_search_games)
     out = Path(args.out)
     runs = plan(algorithms, configs, seeds, steps, out)
     started = time.time()
     print(f"{len(runs)} runs ({steps} decisions each) in {out}, {args.jobs} at a time")
     if args.jobs == 1:
-        results = [execute(run, args.eval_games, args.modules) for run in runs]
+        results = [execute(run, evaluation, args.modules) for run in runs]
     else:
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             results = list(
-                pool.map(execute, runs, [args.eval_games] * len(runs), [args.modules] * len(runs))
+                pool.map(execute, runs, [evaluation] * len(runs), [args.modules] * len(runs))
             )
     for r in results:
         print(
