@@ -346,6 +346,32 @@ def test_search_agents_state_a_policy_that_exploitability_can_read(game):
             assert best0 >= value - 1e-9 and best1 <= value + 1e-9
 
 
+def test_a_search_is_shared_by_observations_that_differ_only_in_the_last_reveal(game):
+    """The searches ``probabilities_of`` shares (one per ``future_key``) give the best
+    responses that a fresh search at every observation gives: the rules never read the
+    last reveal. And they are shared: fewer searches than observations."""
+    from envs.core.agents import Position as SeatPosition
+    from training.agents.search import PIMC
+    from training.solvers.pico import state_from_observation
+
+    def fresh(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        rows = zip(observations, masks, strict=True)
+        return np.array([PIMC(game, samples=8).action_probabilities(
+            o, m, position=SeatPosition(state_from_observation(game, o), 0),
+            rng=np.random.default_rng(0)) for o, m in rows])  # fmt: skip
+
+    agent, searches, asked = PIMC(game, samples=8), [], []
+    search = agent.action_probabilities
+    agent.action_probabilities = lambda *a, **k: searches.append(1) or search(*a, **k)
+    shared = probabilities_of(agent, game)
+    for state, reveal in late_positions(game, 2, seed=7):
+        position = Position.from_state(state)
+        expected = best_responses(game, fresh, position, reveal)
+        counted = lambda o, m: asked.append(len(o)) or shared(o, m)  # noqa: E731
+        assert best_responses(game, counted, position, reveal) == expected
+    assert 0 < len(searches) < sum(asked)
+
+
 def test_the_learned_bound_trains_a_best_response_and_converts_its_win_rate(tmp_path, capsys):
     import json
 

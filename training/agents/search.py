@@ -26,7 +26,10 @@ played once (the other seats choosing now get their actions from the rollout pol
 and rolled out to the end. Within a world all the actions share one rollout seed
 (common random numbers: the same draws for the others' pending choices and the same
 chance events), so they are compared on equal terms. The action with the best mean
-outcome is played (ties: the lowest action).
+outcome is played (ties: the lowest action). Random rollouts are played on the game's
+batched engine where it has one (``batched=True``, the default: all of a decision's
+rollouts at once, two to five times faster; the same search with other random draws
+than ``batched=False``, which plays them one state at a time).
 
 **ISMCTS** (single-observer information-set MCTS, after Cowling, Powley and Whitehouse
 2012 and the shape of OpenSpiel's ``ismcts.py``). One tree per decision, from the
@@ -261,13 +264,13 @@ class PIMC(_SearchAgent):
         samples: int = DEFAULT_SAMPLES,
         rollout: str = "random",
         outcome: str = "win",
-        batched: bool = False,
+        batched: bool = True,
     ) -> None:
         if samples < 1:
             raise ValueError(f"samples must be at least 1, got {samples}")
         super().__init__(game, rollout, outcome)
         self.samples = samples
-        #: Random rollouts on the batched engine (``batched=True``, where the game has one).
+        #: Random rollouts on the batched engine (unless ``batched=False``), where there is one.
         self.batched = (
             BatchedRollouts.for_game(game, max(samples, game.num_actions))
             if batched and rollout == "random"
@@ -414,7 +417,8 @@ class ISMCTS(_SearchAgent):
 
 
 def pimc(game: Game) -> PIMC:
-    """PIMC with the default budget and random rollouts (the ``"pimc"`` agent)."""
+    """PIMC with the default budget and random rollouts, on the batched engine (the
+    ``"pimc"`` agent)."""
     return PIMC(game)
 
 

@@ -40,7 +40,7 @@ PANEL_VERSION = "panel-v2"
 MEMBERS = ("random", "heuristic", "expert", "pimc", "ismcts", "ppo", "nash")
 #: The search members' budgets in panel-v1 (pinned here, not the agents' defaults).
 SEARCH_BUDGETS: dict[str, dict[str, Any]] = {
-    "pimc": {"samples": 200, "batched": True},
+    "pimc": {"samples": 200, "batched": True},  # (the default, pinned)
     "ismcts": {"iterations": 200},
 }
 

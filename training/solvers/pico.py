@@ -199,6 +199,17 @@ def state_from_observation(game: PicoGame, observation: np.ndarray) -> PicoState
     return state
 
 
+def future_key(game: PicoGame, observation: np.ndarray) -> bytes:
+    """What of an observation the rest of the game depends on: all of it but the last
+    reveal (``last_played``, ``last_winners``), which the rules never read. Observations
+    with the same key show states that play on alike, so a search from one serves all."""
+    kept = np.array(observation, dtype=np.float32)
+    views = game.observation_layout.views(kept)
+    views["last_played"][:] = 0
+    views["last_winners"][:] = 0
+    return kept.tobytes()
+
+
 def all_deals() -> list[tuple[int, int]]:
     """Every deal (player_0's set, player_1's set) as card masks, in a fixed order."""
     deals = []
