@@ -6,6 +6,7 @@ that row is loaded again from the reference."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import envs
 from envs.core.batched import random_actions
@@ -63,12 +64,16 @@ def test_make_vec_ends_a_game_on_an_illegal_action_like_the_gymnasium_view(env_i
     assert "illegal_action" not in infos[0] | infos[2]
 
 
-def test_random_actions_are_legal_and_uniform():
-    masks = np.zeros((30_000, 2, 5), dtype=bool)
+@pytest.mark.parametrize("waiting", [0, 3], ids=["every-seat-chooses", "one-seat-of-four"])
+@pytest.mark.parametrize("width", [5, 260])
+def test_random_actions_are_legal_and_uniform(waiting, width):
+    """Both ways of drawing: a key for every row, or only for the rows with a choice
+    (when the seats that wait are the more); both ways of finding those rows."""
+    masks = np.zeros((30_000, 2 + waiting, width), dtype=bool)
     masks[:, 0, [1, 2, 4]] = True
     masks[:, 1, 3] = True
     actions = random_actions(masks, np.random.default_rng(0))
-    assert (actions[:, 1] == 3).all()
-    shares = np.bincount(actions[:, 0], minlength=5) / len(actions)
-    assert shares[[0, 3]].sum() == 0
+    assert (actions[:, 1] == 3).all() and (actions[:, 2:] == 0).all()
+    shares = np.bincount(actions[:, 0], minlength=width) / len(actions)
+    assert shares.sum() == shares[[1, 2, 4]].sum()
     np.testing.assert_allclose(shares[[1, 2, 4]], 1 / 3, atol=0.015)  # ~5 standard errors
