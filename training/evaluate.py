@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--panel",
         action="store_true",
-        help="score each agent against the game's opponent panel (panel-v1) instead",
+        help="score each agent against the game's opponent panel (panel-v2) instead",
     )
     parser.add_argument("--games", type=int, default=2000, help="games per ordered pair")
     parser.add_argument("--seed", type=int, default=0, help="seed of the series")

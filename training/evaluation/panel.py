@@ -1,4 +1,4 @@
-"""The opponent panel (``panel-v1``): a fixed set of opponents per configuration, and the
+"""The opponent panel (``panel-v2``): a fixed set of opponents per configuration, and the
 one number that sums up an agent against them.
 
 Members, each where it exists for the configuration:
@@ -38,7 +38,7 @@ from envs.core.spec import GameSpec
 
 PANEL_VERSION = "panel-v2"
 MEMBERS = ("random", "heuristic", "expert", "pimc", "ismcts", "ppo", "nash")
-#: The search members' budgets in panel-v1 (pinned here, not the agents' defaults).
+#: The search members' budgets in panel-v2 (pinned here, not the agents' defaults).
 SEARCH_BUDGETS: dict[str, dict[str, Any]] = {
     "pimc": {"samples": 200, "batched": True},  # (the default, pinned)
     "ismcts": {"iterations": 200},
