@@ -203,7 +203,6 @@ NOT_YET_SHIPPED = {
     "easter_collection_5p_variant-secret_positions",
     "forslag_3p",
     "forslag_3p_board_play-simultaneous",
-    "pick_and_pack_2p_opponent_crates-full_placement-random",
     "pickup_2p",
     "pickup_6p",
 }
