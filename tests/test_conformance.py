@@ -220,6 +220,25 @@ def test_same_seed_same_game(env_id, config):
     assert transcript(11) != transcript(12)
 
 
+def test_apply_legal_makes_the_move_apply_makes(env_id, config):
+    """A search's unchecked move (``State.apply_legal``) leaves the state ``apply`` does:
+    the same observations and scores at every step of random games."""
+    spec = envs.get_spec(env_id)
+    game = spec.make_game(**config)
+    rng = np.random.default_rng(3)
+    for seed in range(3):
+        checked = game.new_initial_state(np.random.default_rng(seed))
+        unchecked = checked.clone()
+        while checked.to_act():
+            joint = {p: int(rng.choice(checked.legal_actions(p))) for p in checked.to_act()}
+            checked.apply(joint)
+            unchecked.apply_legal(joint)
+            assert unchecked.to_act() == checked.to_act()
+            assert np.array_equal(unchecked.scores(), checked.scores())
+            for p in range(game.num_players):
+                assert np.array_equal(game.observation(unchecked, p), game.observation(checked, p))
+
+
 def test_parallel_env_plays_to_the_end(env_id, config):
     env = pettingzoo.make("parallel", env_id, **config)
     observations, infos = env.reset(seed=2)

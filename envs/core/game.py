@@ -130,6 +130,12 @@ class State(abc.ABC):
         checked = {p: self.check_action(p, joint[p]) for p in choosers}
         self._apply(checked)
 
+    def apply_legal(self, joint: Mapping[int, int]) -> None:
+        """``apply`` for a caller that took every action from ``legal_mask`` just now, an
+        int per chooser in seat order (a search's rollouts): the same move, not checked
+        again. Anything else corrupts the state: use ``apply``."""
+        self._apply(joint)
+
     def clone(self) -> State:
         """An independent copy of the state; the (immutable) game is shared, not copied."""
         return copy.deepcopy(self, {id(self.game): self.game})

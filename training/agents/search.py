@@ -111,7 +111,7 @@ class RolloutPolicy:
     def action(self, state: State, player: int, rng: np.random.Generator) -> int:
         mask = state.legal_mask(player)
         if self.agent is None:
-            legal = np.flatnonzero(mask)
+            legal = mask.nonzero()[0]  # (flatnonzero's result, without its ravel)
             return int(legal[rng.integers(len(legal))])
         observation = self.game.observation(state, player)
         return int(self.agent.act(observation, mask.astype(np.int8), rng))
@@ -122,7 +122,7 @@ class RolloutPolicy:
             choosers = state.to_act()
             if not choosers:
                 return state.scores()
-            state.apply({p: self.action(state, p, rng) for p in choosers})
+            state.apply_legal({p: self.action(state, p, rng) for p in choosers})
 
 
 class BatchedRollouts:
@@ -394,7 +394,7 @@ class ISMCTS(_SearchAgent):
                         break
                 joint = {p: self._select(node, p, state.legal_mask(p), rng) for p in choosers}
                 path.append((node, joint))
-                state.apply(joint)
+                state.apply_legal(joint)
                 node = None
             values = outcomes(scores, self.outcome)
             for node, joint in path:
