@@ -230,10 +230,12 @@ def execute(run: Run, evaluation: Evaluation, modules: Sequence[str] = ()) -> di
         model = ALGORITHMS[run.algorithm](env_id, options, run.steps, run.seed, run.folder)
         trained.write_text(json.dumps({"model": str(model), "seconds": time.time() - started}))
     model = Path(json.loads(trained.read_text())["model"])
+    scoring = time.process_time()
     score = score_model(env_id, options, model, evaluation)
     result = dataclasses.asdict(run) | {
         "folder": str(run.folder),
         "train_seconds": json.loads(trained.read_text())["seconds"],
+        "score_cpu_seconds": time.process_time() - scoring,
         **score,
     }
     score_path.write_text(json.dumps(result, indent=2))
@@ -326,6 +328,7 @@ def report(out: Path) -> dict:
             "panel_score_ci",
             "nash_conv",
             "train_seconds",
+            "score_cpu_seconds",
             "eval_games",
             "search_games",
         ]
