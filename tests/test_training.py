@@ -235,7 +235,7 @@ def test_shipped_baseline_loads_by_name_and_plays(path):
         game, [agent] + [RandomAgent(game)] * (game.num_players - 1), np.random.default_rng(0)
     )
     assert len(scores) == game.num_players
-    assert path.stat().st_size < 1_000_000
+    assert path.stat().st_size < 1_200_000  # float16; the widest observations (983) near 1.1 MB
 
 
 def test_a_missing_baseline_is_a_clear_error(monkeypatch, tmp_path):
