@@ -306,8 +306,10 @@ def test_exploitability_prints_json(capsys):
     from training.exploitability import main
 
     main(["--agent", "heuristic", "--deals", "1", "--seed", "0"])
-    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    result = json.loads(last, parse_constant=lambda name: pytest.fail(f"{name} in {last}"))
     assert result["nash_conv"] > 0 and result["deals"] == 1 and result["objective"] == "win"
+    assert result["ci"] is None  # one deal: no interval, and strict JSON
 
 
 # --- search agents and the learned bound ----------------------------------------------
