@@ -198,15 +198,15 @@ class Evaluation:
     games: int = EVAL_GAMES
     search_games: int = EVAL_SEARCH_GAMES
 
-    def matches(self, score: dict) -> bool:
-        """Whether a saved score was made this way, with today's panel."""
+    def record(self) -> dict[str, Any]:
+        """What a score records of how it was made: today's panel and the games."""
         from training.evaluation.panel import PANEL_VERSION
 
-        return (score.get("panel"), score.get("eval_games"), score.get("search_games")) == (
-            PANEL_VERSION,
-            self.games,
-            self.search_games,
-        )
+        return {"panel": PANEL_VERSION, "eval_games": self.games, "search_games": self.search_games}
+
+    def matches(self, score: dict) -> bool:
+        """Whether a saved score was made this way."""
+        return all(score.get(key) == value for key, value in self.record().items())
 
 
 def execute(run: Run, evaluation: Evaluation, modules: Sequence[str] = ()) -> dict:
@@ -253,13 +253,10 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
     result = panel_score(
         game, agent, members, evaluation.games, EVAL_SEED, search_games=evaluation.search_games
     )
-    score = {
-        "panel": result["panel"],
+    score = evaluation.record() | {
         "panel_score": result["panel_score"],
         "panel_score_ci": result["panel_score_ci"],
         "members": {n: r["above_chance"] for n, r in result["members"].items()},
-        "eval_games": evaluation.games,
-        "search_games": evaluation.search_games,
     }
     if spec.name == "pico" and game.num_players == 2:
         from training.exploitability import nash_conv
