@@ -28,7 +28,7 @@ and rolled out to the end. Within a world all the actions share one rollout seed
 chance events), so they are compared on equal terms. The action with the best mean
 outcome is played (ties: the lowest action). Random rollouts are played on the game's
 batched engine where it has one (``batched=True``, the default: all of a decision's
-rollouts at once, two to five times faster; the same search with other random draws
+rollouts at once, faster (docs/ground_truth.md); the same search with other random draws
 than ``batched=False``, which plays them one state at a time).
 
 **ISMCTS** (single-observer information-set MCTS, after Cowling, Powley and Whitehouse

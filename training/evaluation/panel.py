@@ -24,7 +24,7 @@ the time.
 
 Versions: ``panel-v2`` plays pimc's rollouts on the batched engine, all of a decision's
 rollouts at once (the same search as ``panel-v1``'s, which played them one state at a
-time, with other random draws; two to five times faster).
+time, with other random draws, and slower: see docs/ground_truth.md).
 """
 
 from __future__ import annotations
