@@ -67,8 +67,8 @@ def test_make_vec_ends_a_game_on_an_illegal_action_like_the_gymnasium_view(env_i
 @pytest.mark.parametrize("waiting", [0, 3], ids=["every-seat-chooses", "one-seat-of-four"])
 @pytest.mark.parametrize("width", [5, 260])
 def test_random_actions_are_legal_and_uniform(waiting, width):
-    """Both ways of drawing: a key for every row, or only for the rows with a choice
-    (when the seats that wait are the more); both ways of finding those rows."""
+    """Legal, uniform, 0 where a row has none; both ways of counting a row's legal actions
+    (in bytes below 256 actions, else ``sum``), whether the seats that wait are few or many."""
     masks = np.zeros((30_000, 2 + waiting, width), dtype=bool)
     masks[:, 0, [1, 2, 4]] = True
     masks[:, 1, 3] = True
@@ -77,3 +77,7 @@ def test_random_actions_are_legal_and_uniform(waiting, width):
     shares = np.bincount(actions[:, 0], minlength=width) / len(actions)
     assert shares.sum() == shares[[1, 2, 4]].sum()
     np.testing.assert_allclose(shares[[1, 2, 4]], 1 / 3, atol=0.015)  # ~5 standard errors
+    nothing = random_actions(
+        np.zeros((4, 2 + waiting, width), dtype=bool), np.random.default_rng(0)
+    )
+    assert nothing.shape == (4, 2 + waiting) and not nothing.any()
