@@ -27,6 +27,7 @@ import importlib
 import json
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -269,7 +270,9 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
 
 # --- the report -------------------------------------------------------------------------------
 def report(out: Path) -> dict:
-    """Aggregate every finished run under ``out`` into results.json/.csv/.md and plots."""
+    """Aggregate every finished run under ``out`` into results.json/.csv/.md and plots:
+    the configurations where every algorithm has all its runs (``summary["incomplete"]``
+    lists the others; their runs are in results.json and .csv all the same)."""
     from training.evaluation.aggregate import (
         iqm,
         probability_of_improvement,
@@ -277,13 +280,27 @@ def report(out: Path) -> dict:
     )
     from training.tournament import mean_interval
 
-    rows = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/*/seed*/score.json"))]
-    if not rows:
+    every_run = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/*/seed*/score.json"))]
+    if not every_run:
         raise ValueError(f"no finished runs under {out / 'runs'}")
-    algorithms = sorted({r["algorithm"] for r in rows})
-    configs = [c for c in CONFIGURATIONS if any(r["config"] == c for r in rows)]
+    algorithms = sorted({r["algorithm"] for r in every_run})
+    counts = Counter((r["algorithm"], r["config"]) for r in every_run)
+    present = [c for c in CONFIGURATIONS if any(r["config"] == c for r in every_run)]
+    # A configuration is aggregated once every algorithm has there as many runs as it has
+    # anywhere (the bootstrap stratifies by configuration); the rest wait, listed.
+    most = {a: max(counts[a, c] for c in present) for a in algorithms}
+    configs = [c for c in present if all(counts[a, c] == most[a] for a in algorithms)]
+    incomplete = {c: {a: counts[a, c] for a in algorithms} for c in present if c not in configs}
+    if not configs:
+        raise ValueError(f"no configuration has every algorithm's runs yet: {incomplete}")
+    rows = [r for r in every_run if r["config"] in configs]
     matrices = {a: score_matrix(rows, a, configs) for a in algorithms}
-    summary: dict[str, Any] = {"configs": configs, "algorithms": {}, "improvement": {}}
+    summary: dict[str, Any] = {
+        "configs": configs,
+        "incomplete": incomplete,
+        "algorithms": {},
+        "improvement": {},
+    }
     for algorithm, matrix in matrices.items():
         if matrix is None:
             continue
@@ -314,7 +331,7 @@ def report(out: Path) -> dict:
                     probability_of_improvement, matrices[x], matrices[y]
                 )
                 summary["improvement"][f"{x} > {y}"] = {"p": point, "ci": [low, high]}
-    (out / "results.json").write_text(json.dumps({"summary": summary, "runs": rows}, indent=2))
+    (out / "results.json").write_text(json.dumps({"summary": summary, "runs": every_run}, indent=2))
     with open(out / "results.csv", "w", newline="") as handle:
         fields = [
             "algorithm",
@@ -331,7 +348,7 @@ def report(out: Path) -> dict:
         ]
         writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(every_run)
     (out / "results.md").write_text(markdown_table(summary))
     plot(out, rows, summary, matrices)
     return summary
@@ -384,6 +401,12 @@ def markdown_table(summary: dict) -> str:
         lines += ["", "| comparison | P(X > Y) (95% CI) |", "|---|---|"]
         for pair, v in summary["improvement"].items():
             lines.append(f"| {pair} | {v['p']:.2f} [{v['ci'][0]:.2f}, {v['ci'][1]:.2f}] |")
+    if summary.get("incomplete"):
+        waiting = "; ".join(
+            f"{c} ({', '.join(f'{a} {n}' for a, n in runs.items())})"
+            for c, runs in summary["incomplete"].items()
+        )
+        lines += ["", f"Not aggregated until every algorithm has all its runs there: {waiting}."]
     return "\n".join(lines) + "\n"
 
 
@@ -461,7 +484,8 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
             ax.fill_between(steps, mean - spread, mean + spread, alpha=0.2)
         ax.set(title=config, xlabel="learner decisions", ylabel="win rate vs heuristic")
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
+    if axes[0][0].get_legend_handles_labels()[0]:
+        axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "curves.png", dpi=100)
     plt.close(fig)
