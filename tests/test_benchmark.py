@@ -68,22 +68,26 @@ def test_a_registered_algorithm_runs_is_scored_and_resumes(tmp_path, cheap_panel
 
 def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs(tmp_path):
     """A table in progress: a configuration enters the aggregate only when every algorithm
-    has as many runs there as anywhere; until then it is listed, its runs kept."""
+    has as many runs there as anywhere; until then it is listed, its runs kept. One run's
+    NashConv has no interval (null, not NaN)."""
 
-    def finished(algorithm: str, config: str, seed: int, score: float) -> None:
+    def finished(algorithm: str, config: str, seed: int, score: float, **exact) -> None:
         folder = tmp_path / "runs" / algorithm / config / f"seed{seed}"
         folder.mkdir(parents=True)
         run = {"algorithm": algorithm, "config": config, "seed": seed, "steps": 10}
         run |= {"panel_score": score, "folder": str(folder)}
+        run |= {k: v for k, v in exact.items() if v is not None}
         (folder / "score.json").write_text(json.dumps(run))
 
     for seed in (0, 1):
-        finished("a", "pico-2p", seed, 0.1 * seed)
+        finished("a", "pico-2p", seed, 0.1 * seed, nash_conv=1.5 if seed else None)
         finished("b", "pico-2p", seed, -0.1 * seed)
         finished("a", "pickup-4p", seed, 0.3)
     finished("b", "pickup-4p", 0, 0.2)
     summary = benchmark.report(tmp_path)
     assert summary["configs"] == ["pico-2p"]
+    assert summary["algorithms"]["a"]["nash_conv"] == {"mean": 1.5, "ci": None, "runs": 1}
+    assert "| a | 1.500 (one run) | 1 |" in (tmp_path / "results.md").read_text()
     assert summary["incomplete"] == {"pickup-4p": {"a": 2, "b": 1}}
     assert summary["algorithms"]["a"]["runs"] == 2
     assert len(json.loads((tmp_path / "results.json").read_text())["runs"]) == 7

@@ -320,7 +320,7 @@ def report(out: Path) -> dict:
             mean, ci = mean_interval(exact)
             summary["algorithms"].setdefault(algorithm, {})["nash_conv"] = {
                 "mean": mean,
-                "ci": ci,
+                "ci": ci if len(exact) > 1 else None,  # one run: no interval (JSON null)
                 "runs": len(exact),
             }
     complete = [a for a in algorithms if matrices[a] is not None]
@@ -396,7 +396,8 @@ def markdown_table(summary: dict) -> str:
             "|---|---|---|",
         ]
         for name, v in exact.items():
-            lines.append(f"| {name} | {v['mean']:.3f} ± {v['ci']:.3f} | {v['runs']} |")
+            spread = "(one run)" if v["ci"] is None else f"± {v['ci']:.3f}"
+            lines.append(f"| {name} | {v['mean']:.3f} {spread} | {v['runs']} |")
     if summary["improvement"]:
         lines += ["", "| comparison | P(X > Y) (95% CI) |", "|---|---|"]
         for pair, v in summary["improvement"].items():
