@@ -201,7 +201,6 @@ NOT_YET_SHIPPED = {
     "easter_collection_5p",
     "forslag_3p",
     "forslag_3p_board_play-simultaneous",
-    "pickup_2p",
     "pickup_6p",
 }
 
