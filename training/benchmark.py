@@ -302,8 +302,6 @@ def report(out: Path) -> dict:
         "improvement": {},
     }
     for algorithm, matrix in matrices.items():
-        if matrix is None:
-            continue
         point, low, high = stratified_bootstrap_ci(iqm, matrix)
         per_config = {
             c: stratified_bootstrap_ci(iqm, matrix[:, [k]]) for k, c in enumerate(configs)
@@ -323,9 +321,8 @@ def report(out: Path) -> dict:
                 "ci": ci if len(exact) > 1 else None,  # one run: no interval (JSON null)
                 "runs": len(exact),
             }
-    complete = [a for a in algorithms if matrices[a] is not None]
-    for x in complete:
-        for y in complete:
+    for x in algorithms:
+        for y in algorithms:
             if x != y:
                 point, low, high = stratified_bootstrap_ci(
                     probability_of_improvement, matrices[x], matrices[y]
@@ -354,9 +351,9 @@ def report(out: Path) -> dict:
     return summary
 
 
-def score_matrix(rows: list[dict], algorithm: str, configs: list[str]) -> np.ndarray | None:
-    """Panel scores (seeds, configs) of one algorithm; None unless every config has the
-    same number of runs (the bootstrap stratifies by config)."""
+def score_matrix(rows: list[dict], algorithm: str, configs: list[str]) -> np.ndarray:
+    """Panel scores (seeds, configs) of one algorithm, over configurations where it has the
+    same number of runs (``report`` aggregates only those)."""
     columns = [
         [
             r["panel_score"]
@@ -365,8 +362,6 @@ def score_matrix(rows: list[dict], algorithm: str, configs: list[str]) -> np.nda
         ]
         for c in configs
     ]
-    if len({len(c) for c in columns}) != 1 or not columns[0]:
-        return None
     return np.array(columns).T
 
 
@@ -376,8 +371,7 @@ def markdown_table(summary: dict) -> str:
         "| algorithm | IQM panel score (95% CI) | " + " | ".join(configs) + " |",
         "|---|---|" + "---|" * len(configs),
     ]
-    scored = {name: s for name, s in summary["algorithms"].items() if "iqm" in s}
-    for name, s in scored.items():
+    for name, s in summary["algorithms"].items():
         cells = [
             f"{s['per_config'][c]['iqm']:+.3f} [{s['per_config'][c]['ci'][0]:+.3f}, "
             f"{s['per_config'][c]['ci'][1]:+.3f}]"
@@ -419,7 +413,7 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
 
     from training.evaluation.aggregate import performance_profile
 
-    algorithms = [name for name, s in summary["algorithms"].items() if "iqm" in s]
+    algorithms = list(summary["algorithms"])
     configs = summary["configs"]
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(configs) * len(algorithms) ** 0.5), 4))
     width = 0.8 / max(1, len(algorithms))
@@ -452,8 +446,7 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
     thresholds = np.linspace(-1, 1, 81)
     fig, ax = plt.subplots(figsize=(6, 4))
     for name in algorithms:
-        if matrices.get(name) is not None:
-            ax.plot(thresholds, performance_profile(matrices[name], thresholds), label=name)
+        ax.plot(thresholds, performance_profile(matrices[name], thresholds), label=name)
     ax.set(
         xlabel="panel score τ",
         ylabel="fraction of runs with score > τ",
