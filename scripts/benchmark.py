@@ -19,8 +19,8 @@ before its own rules.
 Every row counts agent steps: one seat's decision, whoever makes it (in the
 ``gymnasium`` and ``make_vec`` rows, the learner's and the opponents' inside the
 step). Every game has a batched engine (``envs/<game>/vector.py``) and gets more
-rows: ``batched B=...``, random masked play of B games in lockstep with every seat's
-observation produced at every step, and ``make_vec B=1,024``, the SB3 VecEnv over it
+rows: ``batched B=...``, random masked play of B games in lockstep with every
+chooser's observation produced at every step, and ``make_vec B=1,024``, the SB3 VecEnv over it
 with random opponents. ``× raw_env`` and ``× gymnasium`` are ratios to those rows of
 the same game and configuration; games/s compares every interface directly.
 """
@@ -207,16 +207,18 @@ def openspiel_runner() -> Runner:
 
 def batched_runner(engine_class: type, config: dict, num_envs: int) -> Runner:
     """Random masked play through a batched engine (``envs/<game>/vector.py``): every
-    seat's observation produced at every step; an agent step is one seat's decision."""
+    chooser's observation produced at every step, as the other rows produce the acting
+    seat's; an agent step is one seat's decision."""
 
     def run(seconds: float) -> tuple[int, int, float]:
         engine, rng = engine_class(num_envs, seed=0, **config), np.random.default_rng(0)
         steps = games = 0
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
-            engine.observations()
+            rows, seats = np.nonzero(engine.choosers())
+            engine.observe(rows, seats)
             masks = engine.masks()
-            steps += int(engine.choosers().sum())
+            steps += len(rows)
             _, terminated, _ = engine.step(random_actions(masks, rng))
             games += int(terminated.sum())
         return steps, games, time.perf_counter() - deadline + seconds

@@ -73,23 +73,22 @@ def batched_win_rewards(scores: np.ndarray) -> np.ndarray:
 
 def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A uniform legal action for every row of ``masks`` (``(..., num_actions)`` bool);
-    0 where a row has none. One draw per row, a rank below its number of legal actions,
-    picks that legal action from the positions of every legal action in order: a few
-    passes over the masks' bytes, where a random key per action costs a draw each."""
+    0 where a row has none. One draw per row with a choice, a rank below its number of
+    legal actions, picks that legal action from the positions of every legal action in
+    order: a few passes over the masks' bytes, where a random key per action costs a
+    draw each."""
     flat = masks.reshape(-1, masks.shape[-1])
     actions = np.zeros(len(flat), dtype=np.int64)
-    legal = np.flatnonzero(flat)  # row * num_actions + action, row by row
-    if not len(legal):
-        return actions.reshape(masks.shape[:-1])
     if flat.shape[1] < 256:  # row sums in bytes (exact below 256): several times `sum`'s speed
         counts = np.einsum("ij->i", flat.view(np.uint8)).astype(np.int64)
     else:
         counts = flat.sum(axis=1)
-    ranks = rng.integers(np.maximum(counts, 1))
-    ranks += np.cumsum(counts) - counts  # where each row's legal actions start in `legal`
-    picks = legal.take(np.minimum(ranks, len(legal) - 1))  # (a row with none: clipped)
-    has = counts > 0
-    actions[has] = picks[has] - np.flatnonzero(has) * flat.shape[1]
+    rows = np.flatnonzero(counts)
+    if len(rows):
+        legal = np.flatnonzero(flat)  # row * num_actions + action, row by row
+        starts = np.cumsum(counts) - counts  # where each row's legal actions start in `legal`
+        ranks = rng.integers(counts[rows])
+        actions[rows] = legal[starts[rows] + ranks] - rows * flat.shape[1]
     return actions.reshape(masks.shape[:-1])
 
 
@@ -230,9 +229,10 @@ class BatchedEngine(abc.ABC):
         every = games is self._all  # no row gathers when every game steps
         choosing = self.choosers() if every else self.choosers()[games]
         masks = self.masks() if every else self.masks()[games]
-        in_range = (actions >= 0) & (actions < self.num_actions)
-        rows, seats = np.arange(len(games))[:, None], np.arange(self.num_players)[None, :]
-        legal = ~choosing | (in_range & masks[rows, seats, np.where(in_range, actions, 0)])
+        clipped = actions.clip(0, self.num_actions - 1)
+        cells = np.arange(0, clipped.size * self.num_actions, self.num_actions)
+        chosen = masks.reshape(-1).take(cells + clipped.ravel()).reshape(shape)
+        legal = ~choosing | ((clipped == actions) & chosen)
         if not legal.all():
             row, seat = (int(i) for i in np.argwhere(~legal)[0])
             names = ", ".join(

@@ -202,6 +202,7 @@ class ForslagVector(BatchedEngine):
         self._masks = np.zeros((b, n, NUM_ACTIONS), dtype=bool)
         # Flat views (writes go through).
         self._flat = self.obs.reshape(-1)
+        self._obs_rows = self.obs.reshape(b * n, size)
         self._deck_flat = self.deck.reshape(-1)
         self._hands_flat = self.hands.reshape(-1)
         self._hand_rows = self.hands.reshape(b * n, NUM_TYPES)
@@ -292,10 +293,13 @@ class ForslagVector(BatchedEngine):
 
     # --- what the seats read ---------------------------------------------------------
     def observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        return self.obs[games, seats]
+        return self._obs_rows.take(games * self.num_players + seats, axis=0)
 
     def observations(self) -> np.ndarray:
         return self.obs.copy()
+
+    def _every_seat(self, games: np.ndarray) -> np.ndarray:
+        return self.obs.take(games, axis=0)
 
     def masks(self) -> np.ndarray:
         """Every seat's legal actions: ``(B, N, 50)`` bool (a copy): the pool's card types
