@@ -66,24 +66,24 @@ def test_a_registered_algorithm_runs_is_scored_and_resumes(tmp_path, cheap_panel
     del benchmark.ALGORITHMS["untrained"]
 
 
+def finished(out: Path, algorithm: str, config: str, seed: int, score: float, **extra) -> None:
+    """A finished run's folder, as the harness leaves it."""
+    folder = out / "runs" / algorithm / config / f"seed{seed}"
+    folder.mkdir(parents=True)
+    run = {"algorithm": algorithm, "config": config, "seed": seed, "steps": 10}
+    run |= {"panel_score": score, "panel_score_ci": 0.05, "folder": str(folder)} | extra
+    (folder / "score.json").write_text(json.dumps(run))
+
+
 def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs(tmp_path):
     """A table in progress: a configuration enters the aggregate only when every algorithm
     has as many runs there as anywhere; until then it is listed, its runs kept. One run's
     NashConv has no interval (null, not NaN)."""
-
-    def finished(algorithm: str, config: str, seed: int, score: float, **exact) -> None:
-        folder = tmp_path / "runs" / algorithm / config / f"seed{seed}"
-        folder.mkdir(parents=True)
-        run = {"algorithm": algorithm, "config": config, "seed": seed, "steps": 10}
-        run |= {"panel_score": score, "folder": str(folder)}
-        run |= {k: v for k, v in exact.items() if v is not None}
-        (folder / "score.json").write_text(json.dumps(run))
-
     for seed in (0, 1):
-        finished("a", "pico-2p", seed, 0.1 * seed, nash_conv=1.5 if seed else None)
-        finished("b", "pico-2p", seed, -0.1 * seed)
-        finished("a", "pickup-4p", seed, 0.3)
-    finished("b", "pickup-4p", 0, 0.2)
+        finished(tmp_path, "a", "pico-2p", seed, 0.1 * seed, **({"nash_conv": 1.5} if seed else {}))
+        finished(tmp_path, "b", "pico-2p", seed, -0.1 * seed)
+        finished(tmp_path, "a", "pickup-4p", seed, 0.3)
+    finished(tmp_path, "b", "pickup-4p", 0, 0.2)
     summary = benchmark.report(tmp_path)
     assert summary["configs"] == ["pico-2p"]
     assert summary["algorithms"]["a"]["nash_conv"] == {"mean": 1.5, "ci": None, "runs": 1}
@@ -92,13 +92,48 @@ def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs
     assert summary["algorithms"]["a"]["runs"] == 2
     assert len(json.loads((tmp_path / "results.json").read_text())["runs"]) == 7
     assert "pickup-4p (a 2, b 1)" in (tmp_path / "results.md").read_text()
-    finished("b", "pickup-4p", 1, 0.2)
+    finished(tmp_path, "b", "pickup-4p", 1, 0.2)
     summary = benchmark.report(tmp_path)
     assert summary["configs"] == ["pico-2p", "pickup-4p"] and not summary["incomplete"]
     assert summary["algorithms"]["b"]["runs"] == 4
 
 
-def test_seeds_and_bad_arguments(capsys):
+def test_a_report_merges_another_reports_csv(tmp_path):
+    """A benchmark split across machines: one report's results.csv joins another's run
+    folders; a run with a folder here wins over its CSV row; the aggregate is the one the
+    runs make together, and the runs must share one protocol."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for seed in (0, 1):
+        finished(first, "a", "pico-2p", seed, 0.1 * seed, nash_conv=1.5, panel="panel-v2")
+        finished(first, "b", "pico-2p", seed, -0.2, panel="panel-v2")
+        finished(second, "a", "pickup-4p", seed, 0.3, panel="panel-v2")
+        finished(second, "b", "pickup-4p", seed, 0.2 + 0.1 * seed, panel="panel-v2")
+    finished(second, "a", "pico-2p", 0, 0.9, panel="panel-v2")  # the same run, redone here
+    benchmark.report(first)
+    rows = benchmark.read_results_csv(first / "results.csv")
+    assert rows[0] == {
+        "algorithm": "a", "config": "pico-2p", "seed": 0, "steps": 10, "panel_score": 0.0,
+        "panel_score_ci": 0.05, "nash_conv": 1.5, "panel": "panel-v2",
+    }  # fmt: skip
+    summary = benchmark.report(second, [first / "results.csv"])
+    assert summary["configs"] == ["pico-2p", "pickup-4p"] and not summary["incomplete"]
+    saved = json.loads((second / "results.json").read_text())["runs"]
+    assert len(saved) == 8
+    assert [
+        r["panel_score"] for r in saved if r["config"] == "pico-2p" and r["algorithm"] == "a"
+    ] == [0.9, 0.1]
+    assert summary["algorithms"]["b"]["per_config"]["pico-2p"]["iqm"] == pytest.approx(-0.2)
+    assert summary["algorithms"]["a"]["runs"] == 4
+    assert (second / "curves.png").stat().st_size > 1000  # drawn for the folders here alone
+    finished(second, "a", "pickup-4p", 2, 0.3, panel="panel-v1")
+    finished(second, "b", "pickup-4p", 2, 0.3, panel="panel-v2")
+    finished(second, "a", "pico-2p", 2, 0.3, panel="panel-v2")
+    finished(second, "b", "pico-2p", 2, 0.3, panel="panel-v2")
+    with pytest.raises(ValueError, match="differ in panel"):
+        benchmark.report(second, [first / "results.csv"])
+
+
+def test_seeds_and_bad_arguments(capsys, tmp_path):
     assert benchmark.parse_seeds("0-4") == [0, 1, 2, 3, 4]
     assert benchmark.parse_seeds("0,2,7") == [0, 2, 7]
     for argv, message in (
@@ -106,6 +141,8 @@ def test_seeds_and_bad_arguments(capsys):
         (["--algorithms", "ppo-random", "--configs", "chess"], "the protocol's: pico-2p"),
         (["--algorithms", "ppo-random", "--steps", "many"], "--steps"),
         (["--report", "/nonexistent"], "no finished runs"),
+        (["--report", str(tmp_path), "--merge", "/nonexistent.csv"], "No such file"),
+        (["--report", str(tmp_path), "--merge", __file__], "not a benchmark's results.csv"),
     ):
         with pytest.raises(SystemExit):
             benchmark.main(argv)

@@ -3,6 +3,7 @@
     python -m training.benchmark --algorithms ppo-random,ppo-fsp --configs pico-2p \\
         --seeds 0-4 --steps 50000 --out runs/bench --jobs 2
     python -m training.benchmark --report runs/bench
+    python -m training.benchmark --report runs/bench --merge other/results.csv
 
 Every (algorithm, configuration, seed) is a run folder ``OUT/runs/ALG/CONFIG/seedS``:
 the algorithm trains there for the step budget and saves ``model.zip`` (a model that
@@ -11,7 +12,8 @@ the algorithm trains there for the step budget and saves ``model.zip`` (a model 
 ``score.json``. Finished runs are skipped, so an interrupted benchmark resumes where it
 stopped. The report aggregates the panel scores over runs (interquartile mean with
 stratified bootstrap intervals, probability of improvement, performance profiles) into
-``results.json``, ``results.csv``, ``results.md`` and plots.
+``results.json``, ``results.csv``, ``results.md`` and plots; ``--merge`` adds the runs of
+another report's ``results.csv`` (a benchmark split across machines).
 
 An algorithm is a registered function ``(env_id, options, steps, seed, folder) -> Path``
 that trains for ``steps`` learner decisions and returns the saved model's path; register
@@ -269,10 +271,60 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
 
 
 # --- the report -------------------------------------------------------------------------------
-def report(out: Path) -> dict:
-    """Aggregate every finished run under ``out`` into results.json/.csv/.md and plots:
-    the configurations where every algorithm has all its runs (``summary["incomplete"]``
-    lists the others; their runs are in results.json and .csv all the same)."""
+#: What results.csv keeps of each run: enough to aggregate it again (``--merge``).
+CSV_FIELDS = {
+    "algorithm": str,
+    "config": str,
+    "seed": int,
+    "steps": int,
+    "panel_score": float,
+    "panel_score_ci": float,
+    "nash_conv": float,
+    "train_seconds": float,
+    "score_cpu_seconds": float,
+    "panel": str,
+    "eval_games": int,
+    "search_games": int,
+}
+#: What every aggregated run must share, where it records it: the budget and the scoring.
+SAME_FOR_ALL = ("steps", "panel", "eval_games", "search_games")
+
+
+def read_results_csv(path: Path) -> list[dict]:
+    """The runs of an earlier report's ``results.csv``, typed as in their ``score.json``
+    (an empty cell is left out)."""
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    missing = {"algorithm", "config", "seed", "steps", "panel_score"} - set(rows[0] if rows else {})
+    if not rows or missing:
+        raise ValueError(f"{path}: not a benchmark's results.csv (no runs, or no {missing})")
+    try:
+        return [
+            {k: CSV_FIELDS[k](v) for k, v in row.items() if k in CSV_FIELDS and v != ""}
+            for row in rows
+        ]
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+def finished_runs(out: Path, merge: Sequence[Path] = ()) -> list[dict]:
+    """Every finished run under ``out``, and those of earlier reports' CSVs (``merge``) that
+    have no folder here: a benchmark split across machines, or one whose folders are gone."""
+    runs: dict[tuple, dict] = {}
+    for path in merge:
+        for run in read_results_csv(path):
+            runs.setdefault((run["algorithm"], run["config"], run["seed"], run["steps"]), run)
+    for path in out.glob("runs/*/*/seed*/score.json"):
+        run = json.loads(path.read_text())
+        runs[run["algorithm"], run["config"], run["seed"], run["steps"]] = run
+    return [runs[key] for key in sorted(runs)]
+
+
+def report(out: Path, merge: Sequence[Path] = ()) -> dict:
+    """Aggregate every finished run under ``out`` (and the runs of the ``merge`` CSVs with
+    no folder there) into results.json/.csv/.md and plots: the configurations where every
+    algorithm has all its runs (``summary["incomplete"]`` lists the others; their runs are
+    in results.json and .csv all the same)."""
     from training.evaluation.aggregate import (
         iqm,
         probability_of_improvement,
@@ -280,7 +332,7 @@ def report(out: Path) -> dict:
     )
     from training.tournament import mean_interval
 
-    every_run = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/*/seed*/score.json"))]
+    every_run = finished_runs(out, merge)
     if not every_run:
         raise ValueError(f"no finished runs under {out / 'runs'}")
     algorithms = sorted({r["algorithm"] for r in every_run})
@@ -294,6 +346,10 @@ def report(out: Path) -> dict:
     if not configs:
         raise ValueError(f"no configuration has every algorithm's runs yet: {incomplete}")
     rows = [r for r in every_run if r["config"] in configs]
+    for key in SAME_FOR_ALL:
+        values = Counter(str(r[key]) for r in rows if key in r)
+        if len(values) > 1:
+            raise ValueError(f"the runs differ in {key} ({dict(values)}): aggregate one protocol")
     matrices = {a: score_matrix(rows, a, configs) for a in algorithms}
     summary: dict[str, Any] = {
         "configs": configs,
@@ -330,20 +386,7 @@ def report(out: Path) -> dict:
                 summary["improvement"][f"{x} > {y}"] = {"p": point, "ci": [low, high]}
     (out / "results.json").write_text(json.dumps({"summary": summary, "runs": every_run}, indent=2))
     with open(out / "results.csv", "w", newline="") as handle:
-        fields = [
-            "algorithm",
-            "config",
-            "seed",
-            "steps",
-            "panel_score",
-            "panel_score_ci",
-            "nash_conv",
-            "train_seconds",
-            "score_cpu_seconds",
-            "eval_games",
-            "search_games",
-        ]
-        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
+        writer = csv.DictWriter(handle, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
         writer.writeheader()
         writer.writerows(every_run)
     (out / "results.md").write_text(markdown_table(summary))
@@ -458,15 +501,22 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
     fig.savefig(out / "profiles.png", dpi=100)
     plt.close(fig)
 
-    fig, axes = plt.subplots(1, len(configs), figsize=(4 * len(configs), 3.5), squeeze=False)
-    for ax, config in zip(axes[0], configs, strict=True):
+    # Learning curves of the runs whose folders are here (a merged CSV has none).
+    curves_of = {
+        (name, config): [
+            c
+            for r in rows
+            if r["algorithm"] == name and r["config"] == config and "folder" in r
+            if (c := learning_curve(Path(r["folder"]))) is not None
+        ]
+        for name in algorithms
+        for config in configs
+    }
+    drawn = [c for c in configs if any(curves_of[a, c] for a in algorithms)] or configs
+    fig, axes = plt.subplots(1, len(drawn), figsize=(4 * len(drawn), 3.5), squeeze=False)
+    for ax, config in zip(axes[0], drawn, strict=True):
         for name in algorithms:
-            curves = [
-                learning_curve(Path(r["folder"]))
-                for r in rows
-                if r["algorithm"] == name and r["config"] == config
-            ]
-            curves = [c for c in curves if c is not None]
+            curves = curves_of[name, config]
             if not curves:
                 continue
             length = min(len(c[0]) for c in curves)
@@ -528,6 +578,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", default="runs/benchmark", help="the benchmark's folder")
     parser.add_argument("--report", metavar="DIR", help="only redo the report of DIR")
     parser.add_argument(
+        "--merge",
+        action="append",
+        default=[],
+        metavar="CSV",
+        help="add the runs of an earlier report's results.csv that have no folder here "
+        "(a benchmark split across machines); repeatable",
+    )
+    parser.add_argument(
         "--import",
         dest="modules",
         action="append",
@@ -541,9 +599,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             importlib.import_module(module)
         except ImportError as error:
             parser.error(f"--import {module}: {error}")
+    merge = [Path(path) for path in args.merge]
+    for path in merge:
+        try:
+            read_results_csv(path)
+        except (OSError, ValueError) as error:
+            parser.error(f"--merge {path}: {error}; give an earlier report's results.csv")
     if args.report:
         try:
-            print(markdown_table(report(Path(args.report))))
+            print(markdown_table(report(Path(args.report), merge)))
         except ValueError as error:
             parser.error(str(error))
         return
@@ -582,7 +646,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{r['panel_score']:+.3f} ± {r['panel_score_ci']:.3f}"
         )
     print(f"wall time: {time.time() - started:.0f} s")
-    print(markdown_table(report(out)))
+    print(markdown_table(report(out, merge)))
 
 
 if __name__ == "__main__":
