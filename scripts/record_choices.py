@@ -7,7 +7,11 @@ compares).
 Positions: the decisions of random games (seeds 0, 1, ...) of every configuration with a
 shipped trained agent, ``POSITIONS`` per configuration. At each, the shipped ``ppo``
 agent's greedy choice and the game's rule-based agents' choices (with
-``numpy.random.default_rng(position index)`` for their tie-breaks) are recorded.
+``numpy.random.default_rng(position index)`` for their tie-breaks) are recorded; so are,
+at every ``SEARCH_EVERY``-th position only (they search), the choices of the panel's
+search members ``pimc`` and ``ismcts`` with the panel's budgets
+(``training.evaluation.panel.SEARCH_BUDGETS``), asked through ``decide`` with the same
+``rng``.
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ from pathlib import Path
 import numpy as np
 
 import envs
+from envs.core.agents import decide
 from envs.core.game import Game, State
 from training.agents import GAME_AGENTS
+from training.agents.search import ISMCTS, PIMC
+from training.evaluation.panel import SEARCH_BUDGETS
 
 POSITIONS = 200
 OUTPUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "shipped_choices.json"
@@ -36,6 +43,9 @@ SHIPPED = [
 ]
 #: Agents too slow to ask at every position (a three-ply search): every tenth only.
 SLOW = {"expert"}
+#: The search members of the panel, asked at every ``SEARCH_EVERY``-th position only.
+SEARCH = {"pimc": PIMC, "ismcts": ISMCTS}
+SEARCH_EVERY = 20
 
 
 def positions(game: Game, count: int) -> Iterator[tuple[State, int]]:
@@ -56,21 +66,28 @@ def positions(game: Game, count: int) -> Iterator[tuple[State, int]]:
         seed += 1
 
 
-def choices(env_id: str, options: dict) -> dict[str, list[int]]:
-    """Each agent's choices at the configuration's positions (-1 where not asked)."""
+def choices(env_id: str, options: dict, search: bool = False) -> dict[str, list[int]]:
+    """Each agent's choices at the configuration's positions (-1 where not asked): the
+    shipped and rule-based agents', or (``search``) the panel's search members'."""
     spec = envs.get_spec(env_id)
     game = spec.make_game(**options)
-    names = ["ppo", *(n for n in GAME_AGENTS[spec.name] if n != "nash")]
-    agents = {name: spec.make_agent(name, game) for name in names}
-    chosen: dict[str, list[int]] = {name: [] for name in names}
+    if search:
+        agents = {name: cls(game, **SEARCH_BUDGETS[name]) for name, cls in SEARCH.items()}
+        every = {name: SEARCH_EVERY for name in agents}
+    else:
+        names = ["ppo", *(n for n in GAME_AGENTS[spec.name] if n != "nash")]
+        agents = {name: spec.make_agent(name, game) for name in names}
+        every = {name: 10 if name in SLOW else 1 for name in agents}
+    chosen: dict[str, list[int]] = {name: [] for name in agents}
     for i, (state, player) in enumerate(positions(game, POSITIONS)):
         observation = game.observation(state, player)
         mask = state.legal_mask(player).astype(np.int8)
         for name, agent in agents.items():
-            if name in SLOW and i % 10:
+            if i % every[name]:
                 chosen[name].append(-1)
                 continue
-            chosen[name].append(int(agent.act(observation, mask, np.random.default_rng(i))))
+            rng = np.random.default_rng(i)
+            chosen[name].append(int(decide(agent, state, player, observation, mask, rng)))
     return chosen
 
 
@@ -79,7 +96,10 @@ def key(env_id: str, options: dict) -> str:
 
 
 def main() -> None:
-    record = {key(env_id, options): choices(env_id, options) for env_id, options in SHIPPED}
+    record = {
+        key(env_id, options): choices(env_id, options) | choices(env_id, options, search=True)
+        for env_id, options in SHIPPED
+    }
     lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in record.items()]
     OUTPUT.write_text("{\n" + ",\n".join(lines) + "\n}\n")
     print(f"wrote {OUTPUT}: {sum(len(v['ppo']) for v in record.values())} positions")

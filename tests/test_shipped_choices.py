@@ -1,7 +1,7 @@
-"""The shipped agents and the rule-based agents choose as they did when
-``tests/data/shipped_choices.json`` was recorded (``python scripts/record_choices.py``):
-the guard that a refactor of the rules, the observations, the features or the agents
-changed no choice."""
+"""The shipped agents, the rule-based agents and the panel's search members (``pimc``,
+``ismcts``) choose as they did when ``tests/data/shipped_choices.json`` was recorded
+(``python scripts/record_choices.py``): the guard that a refactor of the rules, the
+observations, the features, the batched engines or the agents changed no choice."""
 
 from __future__ import annotations
 
@@ -27,10 +27,22 @@ def recorder():
 RECORDER = recorder()
 
 
-@pytest.mark.parametrize(
+CASES = pytest.mark.parametrize(
     "env_id, options", RECORDER.SHIPPED, ids=[RECORDER.key(*case) for case in RECORDER.SHIPPED]
 )
+
+
+@CASES
 def test_the_agents_choose_as_recorded(env_id, options):
     expected = RECORDED[RECORDER.key(env_id, options)]
     assert len(expected["ppo"]) == RECORDER.POSITIONS
-    assert RECORDER.choices(env_id, options) == expected
+    chosen = RECORDER.choices(env_id, options)
+    assert chosen == {name: expected[name] for name in chosen}
+
+
+@CASES
+def test_the_search_members_choose_as_recorded(env_id, options):
+    expected = RECORDED[RECORDER.key(env_id, options)]
+    chosen = RECORDER.choices(env_id, options, search=True)
+    assert set(chosen) == set(RECORDER.SEARCH)
+    assert chosen == {name: expected[name] for name in chosen}

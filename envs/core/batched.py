@@ -103,6 +103,14 @@ class BatchedEngine(abc.ABC):
     """
 
     game_class: type[Game]
+    #: Whether the generator draws after the deal (chance during play); False lets a
+    #: search skip dealing the rows its rollouts finish, drawing nothing it would use.
+    draws_after_deal: bool = True
+    #: Whether the observations are kept up to date as the games are played. A caller
+    #: that reads only masks, choosers and scores (a search's rollouts, through
+    #: ``advance``) may set it False once, before playing; an engine may then skip
+    #: writing its observations, and reading one raises.
+    observed: bool = True
 
     def __init__(
         self, num_envs: int, reward_mode: str = "win", seed: int | None = None, **options: Any
@@ -208,6 +216,13 @@ class BatchedEngine(abc.ABC):
     def _every_seat(self, games: np.ndarray) -> np.ndarray:
         views = [self.observe(games, np.full(len(games), p)) for p in range(self.num_players)]
         return np.stack(views, axis=1)
+
+    def advance(self, actions: np.ndarray, games: np.ndarray) -> np.ndarray:
+        """``step`` for a search's rollouts, whose actions come from ``masks()``: reveal
+        ``actions`` (``(k, N)``, not checked) in rows ``games`` (ascending); return which
+        ended. No rewards, observations or new deals: a row that ended keeps its final
+        state (``scores()``) until ``redeal`` or ``load``."""
+        return self._apply(games, np.where(self.choosers()[games], actions, 0))
 
     def step(
         self, actions: np.ndarray, games: np.ndarray | None = None

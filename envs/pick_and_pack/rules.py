@@ -12,6 +12,12 @@ The state keeps ``view``, its observation buffer (laid out as ``layout.SOURCE``)
 change of the grid, the tiles and the crates is written into it as it is made, so that
 ``PickAndPackGame.observation`` is one gather from it (``layout.gather_index``) and a
 few entries written in. ``observation.encode`` is the plain reference encoder.
+
+For the search agents, which play thousands of random moves per decision, the state
+also keeps its move targets as bits (``trays_up``, ``empty``, ``tile_lines``: a move's
+choices are a few integer operations), plays random rollouts without masks
+(``random_play_out``) and lists legal actions without them (``legal_actions``); a
+determinisation makes its generator only if asked for (nothing is drawn after the deal).
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ from envs.pick_and_pack.layout import (
 )
 
 RED, BLUE = 0, 1
+#: Each seat alone, as ``to_act()`` names it.
+SEATS = ((RED,), (BLUE,))
 COLORS = ("red", "blue")
 
 #: Action tile types (two of each per player).
@@ -197,6 +205,19 @@ def to_frame(player: int, row: int, col: int) -> tuple[int, int]:
     return (row, col) if player == RED else (col, row)
 
 
+#: The lines whose bits are set in a 6-bit set of lines, and their move actions.
+ALL_LINES = (1 << SIZE) - 1
+LINES_OF_BITS = tuple(tuple(line for line in range(SIZE) if bits >> line & 1) for bits in range(64))
+MOVES_OF_BITS = tuple(tuple(MOVE + line for line in lines) for lines in LINES_OF_BITS)
+
+
+def frame_bits(cells: np.ndarray) -> tuple[int, int]:
+    """The grid cells where ``cells`` (``(6, 6)`` bool) is True as bits of each player's
+    frame: bit ``6 * i + line`` for the cell at ``(i, line)`` of the frame."""
+    weights = 1 << np.arange(NUM_CELLS, dtype=np.int64)
+    return int(cells.ravel() @ weights), int(cells.T.ravel() @ weights)
+
+
 def fresh_view(state: PickAndPackState) -> np.ndarray:
     """``state``'s ``view`` (``layout.SOURCE``) computed from scratch (the rules keep it up
     to date move by move)."""
@@ -267,6 +288,12 @@ class PickAndPackState(State):
         #: Per seat, the mask of its placement actions (``placements()``), kept by
         #: ``_put_tile``.
         self.placeable = self.placements()
+        #: What the move targets are worked out from, kept by ``_move``, ``_flip_tray``
+        #: and ``_play_tile`` (``count_bits`` works them out afresh): per seat, the cells
+        #: holding a face-up tray and the empty cells, as bits of its frame
+        #: (``frame_bits``), and the lines with one of its unplayed tiles at an end, as
+        #: bits of lines.
+        self.trays_up, self.empty, self.tile_lines = self.count_bits()
         #: The grid, tiles, crates, scores and Rush Orders as the observation shows them
         #: (``layout.SOURCE``): every change below writes into it too.
         self.view = fresh_view(self)
@@ -287,6 +314,16 @@ class PickAndPackState(State):
 
     def grabber_line(self, player: int) -> int:
         return self.grabber[1] if player == RED else self.grabber[0]
+
+    def count_bits(self) -> tuple[list[int], list[int], list[int]]:
+        """``trays_up``, ``empty`` and ``tile_lines`` worked out afresh."""
+        unplayed = self.tile_status == UNPLAYED
+        on_lines = (unplayed[:, :SIZE] | unplayed[:, SIZE:]) @ (1 << np.arange(SIZE))
+        return (
+            list(frame_bits((self.apples > 0) & ~self.face_down)),
+            list(frame_bits(self.apples == 0)),
+            on_lines.tolist(),
+        )
 
     def open_crates(self, player: int, with_trays: bool = False) -> list[int]:
         closure, crates = self.closure[player], self.crates[player]
@@ -319,67 +356,56 @@ class PickAndPackState(State):
                 and self.open_crates(player, with_trays=True)
             )
         if kind == MALFUNCTION:
-            return bool(
-                ((self.apples > 0) & ~self.face_down).any()
-                or (self.tile_status[opponent] == UNPLAYED).any()
-            )
+            return bool(self.trays_up[RED] or (self.tile_status[opponent] == UNPLAYED).any())
         return True  # Premium, Wholesale: the game ends before a side has no open crate
 
     def playable_ends(self, player: int, line: int) -> list[int]:
         """Ends of ``line`` holding one of ``player``'s unplayed tiles that may be activated.
         (Moves come after placement, so every space holds a tile.)"""
+        status_of, spent = self.tile_status.item, self.game.targetless_spent
         ends = []
         for end in (0, 1):
             space = end * SIZE + line
-            if self.tile_status[player, space] != UNPLAYED:
+            if status_of(player, space) != UNPLAYED:
                 continue
-            if self.game.targetless_spent or self.has_effect(
-                player, int(self.tile_type[player, space])
-            ):
+            if spent or self.has_effect(player, self.tile_type.item(player, space)):
                 ends.append(end)
         return ends
 
     def move_targets(self, player: int) -> list[int]:
         """Lines ``player`` may move the grabber to: another space of their axis holding a
         face-up tray, or empty with a playable tile at either end of that line."""
+        return list(LINES_OF_BITS[self.move_bits(player)])
+
+    def move_bits(self, player: int) -> int:
+        """``move_targets`` as bits of lines, from the bits the state keeps."""
         row, col = self.grabber
-        if player == RED:  # along the row
-            apples, down, current = self.apples[row].tolist(), self.face_down[row].tolist(), col
-        else:  # along the column
-            apples, down = self.apples[:, col].tolist(), self.face_down[:, col].tolist()
-            current = row
-        status: list[int] | None = None  # the tiles' statuses, read if a space is empty
-        spent = self.game.targetless_spent
-        targets = []
-        for line in range(SIZE):
-            if line == current or down[line]:
-                continue
-            if apples[line]:  # a tray
-                targets.append(line)
-                continue
-            # Else an unplayed tile at an end (that may be activated, if it matters).
-            if status is None:
-                status = self.tile_status[player].tolist()
-            has_tile = status[line] == UNPLAYED or status[SIZE + line] == UNPLAYED
-            if has_tile and (spent or self.playable_ends(player, line)):
-                targets.append(line)
-        return targets
+        frame_row, current = (row, col) if player == RED else (col, row)
+        shift = SIZE * frame_row
+        # An empty space needs an unplayed tile at an end (that may be activated, if it
+        # matters).
+        with_tile = self.empty[player] >> shift & self.tile_lines[player]
+        if with_tile and not self.game.targetless_spent:
+            for line in LINES_OF_BITS[with_tile]:
+                if not self.playable_ends(player, line):
+                    with_tile ^= 1 << line
+        return ((self.trays_up[player] >> shift) | with_tile) & ALL_LINES & ~(1 << current)
 
     def choices(self) -> list[int]:
         """The legal actions of the player to act, outside tile placement."""
         player, opponent, phase = self.player, 1 - self.player, self.phase
         if phase == MOVING:
-            return [MOVE + line for line in self.move_targets(player)]
+            return list(MOVES_OF_BITS[self.move_bits(player)])
         if phase == PLACE_TRAY:
             return [OWN_CRATE + k for k in self.fewest_open(player)]
         if phase == CHOOSE_END:
-            line = self.grabber_line(player)
+            line = self.grabber[1] if player == RED else self.grabber[0]
             ends = self.playable_ends(player, line)
-            if (
-                len(ends) == 2
-                and self.tile_type[player, line] == self.tile_type[player, SIZE + line]
-            ):
-                ends = ends[:1]  # the same tile either way
+            if len(ends) == 2:
+                type_of = self.tile_type.item
+                if type_of(player, line) == type_of(player, SIZE + line):
+                    return [END]  # the same tile either way: the first end's
+                return [END, END + 1]
             return [END + e for e in ends]
         if phase == PREMIUM_TARGET:
             return [OWN_CRATE + k for k in self.open_crates(player)]
@@ -404,9 +430,13 @@ class PickAndPackState(State):
         a type still in hand."""
         masks = np.zeros((2, NUM_ACTIONS), dtype=bool)
         for player in (RED, BLUE):
-            free, hand = self.tile_type[player] < 0, self.to_place[player] > 0
-            np.logical_and.outer(free, hand, out=masks[player, PLACE:MOVE].reshape(NUM_SPACES, -1))
+            self._placements_of(player, masks[player])
         return masks
+
+    def _placements_of(self, player: int, mask: np.ndarray) -> None:
+        """Write ``player``'s placement actions into ``mask`` (its other actions stay)."""
+        free, hand = self.tile_type[player] < 0, self.to_place[player] > 0
+        np.logical_and.outer(free, hand, out=mask[PLACE:MOVE].reshape(NUM_SPACES, -1))
 
     def current_choosers(self) -> tuple[int, ...]:
         """The players to act, worked out from the phase (``to_act`` reads it kept)."""
@@ -429,6 +459,14 @@ class PickAndPackState(State):
                 mask[action] = True
         return mask
 
+    def legal_actions(self, player: int) -> list[int]:
+        """``legal_mask``'s actions, ascending, without the mask."""
+        if self.phase == PLACING:
+            if player in self.choosers:
+                return self.placeable[player].nonzero()[0].tolist()
+            return []
+        return list(self.legal_choices) if player == self.player else []  # none at the end
+
     def _apply(self, joint: Mapping[int, int]) -> None:
         if self.phase == PLACING:
             for player, action in joint.items():
@@ -445,40 +483,72 @@ class PickAndPackState(State):
     def scores(self) -> np.ndarray:
         return self.view[POINTS : POINTS + 2].astype(np.float64)  # kept with the crates
 
+    def random_play_out(self, rng: np.random.Generator) -> np.ndarray:
+        """Play to the end (in place) with a uniformly random legal action for every
+        chooser; return the final scores. The same game and the same draws from ``rng``
+        as the generic rollout (``training.agents.search.RolloutPolicy``: per step, per
+        chooser in seat order, ``rng.integers(len(legal))`` picks from the ascending legal
+        actions), without building masks."""
+        integers = rng.integers
+        while self.phase != OVER:
+            if self.phase == PLACING:
+                joint = {}
+                for player in self.choosers:  # both pick from the same state
+                    legal = self.placeable[player].nonzero()[0]
+                    joint[player] = int(legal[integers(len(legal))])
+                self._apply(joint)
+            else:
+                legal = self.legal_choices  # ascending, as the mask's
+                self._resolve(legal[integers(len(legal))])
+                self._advance()
+        return self.scores()
+
     def score(self, player: int) -> int:
         """``player``'s points."""
         return int(self.view[POINTS + player])
 
     def refresh(self) -> None:
-        """Redo what the rules keep up to date (``view``, ``placeable``, ``choosers``,
-        ``legal_choices``) after changing the state by hand."""
+        """Redo what the rules keep up to date (``view``, ``placeable``, the bits of the
+        move targets, ``choosers``, ``legal_choices``) after changing the state by hand."""
         self.view = fresh_view(self)
         self.placeable = self.placements()
+        self.trays_up, self.empty, self.tile_lines = self.count_bits()
         self.choosers = self.current_choosers()
         self.legal_choices = self.choices()
 
-    def clone(self) -> PickAndPackState:
-        return self._copy(copy.deepcopy(self.rng))
+    @property
+    def rng(self) -> np.random.Generator:
+        """The state's generator. Pick & Pack draws only at the deal, so a determinisation
+        (``resample``) keeps the seed of its own and makes the generator only if asked."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._rng_seed)
+        return self._rng
 
-    def _copy(self, rng: np.random.Generator) -> PickAndPackState:
-        """A deep copy with ``rng`` that shares the (immutable) game: cheaper than deepcopy."""
-        other = copy.copy(self)
+    @rng.setter
+    def rng(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+
+    def clone(self) -> PickAndPackState:
+        if self._rng is None:  # a determinisation's generator not made yet: the same seed
+            return self._copy(None)
+        return self._copy(copy.deepcopy(self._rng))
+
+    def _copy(self, rng: np.random.Generator | None) -> PickAndPackState:
+        """A deep copy with ``rng`` (None: made from ``_rng_seed`` when asked for) that
+        shares the (immutable) game: cheaper than deepcopy."""
+        other = object.__new__(type(self))  # (``copy.copy``, without its dispatch)
+        other.__dict__.update(self.__dict__)
         other.rng = rng
-        arrays = (
-            "apples",
-            "face_down",
-            "tile_type",
-            "tile_status",
-            "to_place",
-            "placeable",
-            "view",
-        )
-        for name in arrays:
-            setattr(other, name, getattr(self, name).copy())
+        other.apples, other.face_down = self.apples.copy(), self.face_down.copy()
+        other.tile_type, other.tile_status = self.tile_type.copy(), self.tile_status.copy()
+        other.to_place, other.placeable = self.to_place.copy(), self.placeable.copy()
+        other.view = self.view.copy()
         other.crates = [[list(stack) for stack in seat] for seat in self.crates]
         other.crate_apples = [list(seat) for seat in self.crate_apples]
         other.closure = [list(seat) for seat in self.closure]
         other.legal_choices = list(self.legal_choices)
+        other.trays_up, other.empty = list(self.trays_up), list(self.empty)
+        other.tile_lines = list(self.tile_lines)
         other.rush_ready, other.rush_new = list(self.rush_ready), list(self.rush_new)
         return other
 
@@ -487,7 +557,8 @@ class PickAndPackState(State):
         only a secret placement under way hides anything: the opponent's arrangement so far
         (as many tiles as they have placed, of random types on random spaces) and the first
         player (drawn, but announced only when placement ends) are drawn again."""
-        sample = self._copy(np.random.default_rng(rng.integers(2**63)))
+        sample = self._copy(None)
+        sample._rng_seed = rng.integers(2**63)  # for ``rng``, if ever asked for
         if self.placement_hidden():
             opponent = 1 - player
             placed = NUM_SPACES - int((self.tile_type[opponent] < 0).sum())
@@ -498,8 +569,25 @@ class PickAndPackState(State):
             sample.tile_type[opponent, spaces] = tiles[:placed]
             sample.to_place[opponent] = np.bincount(tiles[placed:], minlength=NUM_TYPES)
             sample.first_player = sample.player = int(rng.integers(2))
-            sample.refresh()
+            sample._retile(opponent)
         return sample
+
+    def _retile(self, player: int) -> None:
+        """Redo what ``refresh`` would after ``player``'s tiles and tiles to place were
+        changed by hand during a secret placement (nothing else was): their entries in
+        ``view`` and their placement mask."""
+        kinds = self.tile_type[player]
+        spaces = np.flatnonzero(kinds >= 0)
+        start = TILE_TYPE + player * NUM_SPACES * NUM_TYPES
+        types = self.view[start : start + NUM_SPACES * NUM_TYPES].reshape(NUM_SPACES, -1)
+        types[:] = 0
+        types[spaces, kinds[spaces]] = 1
+        start = TILE_STATE + player * NUM_SPACES * NUM_STATUSES
+        status = self.view[start : start + NUM_SPACES * NUM_STATUSES].reshape(NUM_SPACES, -1)
+        status[:] = 0
+        status[spaces, UNPLAYED] = 1  # (unplayed while placing)
+        self.placeable[player] = False
+        self._placements_of(player, self.placeable[player])
 
     def position(self) -> tuple:
         """The whole position as plain values: everything but the RNG and the game."""
@@ -584,6 +672,8 @@ class PickAndPackState(State):
         assert self.choosers == self.current_choosers(), f"to_act() is {self.choosers}"
         assert self.legal_choices == self.choices(), f"kept legal choices {self.legal_choices}"
         assert np.array_equal(self.placeable, self.placements()), "kept placement masks"
+        kept = (self.trays_up, self.empty, self.tile_lines)
+        assert kept == self.count_bits(), f"kept bits of the move targets {kept}"
         # The observation's view, kept up to date move by move, is the one computed afresh.
         fresh = fresh_view(self)
         stale = [
@@ -608,6 +698,8 @@ class PickAndPackState(State):
     # methods below, which write it into ``view`` too.
     def _flip_tray(self, row: int, col: int) -> None:
         self.face_down[row, col] = True
+        self.trays_up[RED] &= ~(1 << (row * SIZE + col))
+        self.trays_up[BLUE] &= ~(1 << (col * SIZE + row))
         self.view[TRAYS + row * SIZE + col] = 0
         self.view[FACE_DOWN + row * SIZE + col] = 1
 
@@ -627,6 +719,10 @@ class PickAndPackState(State):
     def _play_tile(self, player: int, space: int, status: int) -> None:
         """An unplayed tile is used (``USED``) or malfunctioned (``FLIPPED``)."""
         self.tile_status[player, space] = status
+        line = space % SIZE
+        status_of = self.tile_status.item
+        if status_of(player, line) != UNPLAYED and status_of(player, SIZE + line) != UNPLAYED:
+            self.tile_lines[player] &= ~(1 << line)
         at = TILE_STATE + (player * NUM_SPACES + space) * NUM_STATUSES
         self.view[at + UNPLAYED] = 0
         self.view[at + status] = 1
@@ -665,7 +761,13 @@ class PickAndPackState(State):
                 self.phase = OVER  # the player to move has no legal move
             else:
                 self._finish_action()  # an action with no valid target is spent
-        self.choosers = self.current_choosers()
+        phase = self.phase  # ``current_choosers``, inlined
+        if phase == OVER:
+            self.choosers = ()
+        elif phase == PLACING and self.game.simultaneous:
+            self.choosers = (RED, BLUE)
+        else:
+            self.choosers = SEATS[self.player]
 
     def _add_tray(self, player: int, crate: int, apples: int) -> None:
         stack = self.crates[player][crate]
@@ -675,7 +777,7 @@ class PickAndPackState(State):
         view[CRATE_COUNT + at] = len(stack)
         view[CRATE_TOP + at] = apples
         self.crate_apples[player][crate] += apples
-        self._rescore(player)
+        view[POINTS + player] += apples  # trays come and go on open crates: 1 point an apple
 
     def _take_top(self, player: int, crate: int) -> int:
         stack = self.crates[player][crate]
@@ -685,7 +787,7 @@ class PickAndPackState(State):
         view[CRATE_COUNT + at] = len(stack)
         view[CRATE_TOP + at] = stack[-1] if stack else 0
         self.crate_apples[player][crate] -= apples
-        self._rescore(player)
+        view[POINTS + player] -= apples  # (an open crate: 1 point an apple)
         return apples
 
     def _resolve(self, action: int) -> None:
@@ -734,14 +836,25 @@ class PickAndPackState(State):
 
     def _move(self, player: int, line: int) -> None:
         row, col = self.grabber
-        self.view[GRABBER_CELL + row * SIZE + col] = 0
-        row, col = self.grabber = self.cell_on_line(player, line)
-        self.view[GRABBER_CELL + row * SIZE + col] = 1
-        apples = self.apples.item(row, col)
+        view = self.view
+        view[GRABBER_CELL + row * SIZE + col] = 0
+        if player == RED:  # (``cell_on_line``)
+            col = line
+        else:
+            row = line
+        self.grabber = row, col
+        cell = row * SIZE + col
+        view[GRABBER_CELL + cell] = 1
+        apples = self.apples.item(cell)
         if apples:
             self.holding = apples
             self.apples[row, col] = 0
-            self.view[TRAYS + row * SIZE + col] = 0
+            view[TRAYS + cell] = 0
+            red_bit, blue_bit = 1 << cell, 1 << (col * SIZE + row)  # (``frame_bits``)
+            self.trays_up[RED] &= ~red_bit
+            self.trays_up[BLUE] &= ~blue_bit
+            self.empty[RED] |= red_bit
+            self.empty[BLUE] |= blue_bit
             self.phase = PLACE_TRAY
         else:
             self.phase = CHOOSE_END
@@ -765,9 +878,9 @@ class PickAndPackState(State):
             return
         player = self.player
         may_rush = self.rush_ready[player] > 0 and (
-            self.game.config.chain_rush_orders or self.rushes_this_turn == 0
+            self.game.chain_rush_orders or self.rushes_this_turn == 0
         )
-        if may_rush and self.move_targets(player):
+        if may_rush and self.move_bits(player):
             self.phase = RUSH_CHOICE
         else:
             self._end_turn()
@@ -776,7 +889,9 @@ class PickAndPackState(State):
         player = self.player
         if self.rush_new[player]:  # taken this turn: usable from the next
             self._set_rush_orders(player, self.rush_ready[player] + self.rush_new[player], 0)
-        self._start_turn(1 - player)
+        self.player = 1 - player  # (``_start_turn``)
+        self.rushes_this_turn = 0
+        self.phase = MOVING
 
     # --- the spectator's view ---------------------------------------------------------
     def placement_hidden(self) -> bool:
@@ -874,6 +989,7 @@ class PickAndPackGame(Game):
         self.tray_counts = tuple(int(c) for c in config.tray_counts)
         self.simultaneous = config.placement == "simultaneous"
         self.targetless_spent = config.targetless_actions == "spent"
+        self.chain_rush_orders = config.chain_rush_orders
         self.full_crates = config.opponent_crates == "full"
         # Every grab, flip and activation is public: only a secret placement hides anything.
         self.has_hidden_state = self.simultaneous

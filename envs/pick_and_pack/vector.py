@@ -39,7 +39,8 @@ Numpy's costs shape the code: rows are gathered with ``take`` and selected with
 ``compress`` (several times faster than fancy and boolean indexing), per-seat values
 are reached by one flat index, short rows of booleans are read as one integer's bytes
 (counted with ``count_true``, written into the masks with one store), and a seat's move
-targets are one word of its frame of the grid (``frames``).
+targets are one word of its frame of the grid (``frames``). A search's rollouts, which
+read no observation, set ``observed = False``: the moves then skip the images.
 
 Chance: the rules draw only at the deal (the grid's trays, the first player and, with
 ``placement="random"``, each seat's tiles); nothing is random later. A deal of ``k``
@@ -191,19 +192,22 @@ def seat_pair(name: str) -> np.ndarray:
     return np.array([[0, OBS + half], [half, OBS]])
 
 
-#: ``seat_pair`` of the per-seat fields.
-TYPE_PAIR, STATE_PAIR, CRATE_PAIR, STACK_PAIR, CLOSURE_PAIR, RUSH_PAIR, PLACED_PAIR = (
-    seat_pair(name)
-    for name in (
-        "tile_type",
-        "tile_state",
-        "crate_count",
-        "crate_stack",
-        "crate_closure",
-        "rush_orders",
-        "tiles_placed",
-    )
+#: ``seat_pair`` of the per-seat fields (``(7, 2, 2)``), and the index of each.
+PAIRS = np.stack(
+    [
+        seat_pair(name)
+        for name in (
+            "tile_type",
+            "tile_state",
+            "crate_count",
+            "crate_stack",
+            "crate_closure",
+            "rush_orders",
+            "tiles_placed",
+        )
+    ]
 )
+TYPE_PAIR, STATE_PAIR, CRATE_PAIR, STACK_PAIR, CLOSURE_PAIR, RUSH_PAIR, PLACED_PAIR = range(7)
 #: Where each observer sees a grid cell (red's frame) in a grid field: ``(36, 2)``.
 GRID_PAIR = np.stack([_CELLS, OBS + FRAME[1]], axis=1)
 
@@ -324,6 +328,10 @@ class PickAndPackVector(BatchedEngine):
     """
 
     game_class = PickAndPackGame
+    #: The generator draws only at the deal (see "Chance" in the module docstring).
+    draws_after_deal = False
+    # ``observed = False``: the moves write into ``images`` only the seats' own stacks
+    # (``_take_top`` reads them back), and ``observe``, ``observations`` and ``view`` raise.
 
     def _allocate(self) -> None:
         game, b = self.game, self.num_envs
@@ -377,6 +385,9 @@ class PickAndPackVector(BatchedEngine):
         self._ready1, self._new1 = self.rush_ready.reshape(-1), self.rush_new.reshape(-1)
         self._points1 = self.points.reshape(-1)
         self._seat_rows = np.arange(2 * b)
+        #: ``_both`` of every seat row for each of ``PAIRS``, from the field's start:
+        #: ``(7, 2 * B, 2)``.
+        self._pair_rows = (self._seat_rows >> 1)[:, None] * GAME + PAIRS[:, self._seat_rows & 1]
         self._even = np.arange(0, 2 * b, 2)
         #: Every seat's observation, but ``LIVE`` and the scores (see the module
         #: docstring); ``_flat`` is the same memory flat.
@@ -480,38 +491,59 @@ class PickAndPackVector(BatchedEngine):
         self._refresh(games)
 
     def _load(self, games: np.ndarray, states: Sequence[PickAndPackState]) -> None:
-        # One game at a time: loading is rare (search, tests).
-        space_bits, type_bits = 1 << np.arange(NUM_SPACES), 1 << np.arange(NUM_TYPES)
-        for row, state in zip(games.tolist(), states, strict=True):
-            self.apples[row] = state.apples.ravel()
-            self.face_down[row] = state.face_down.ravel()
-            held = np.where(self.face_down[row], DOWN, np.where(self.apples[row] > 0, UP, EMPTY))
-            self._frames1[row * FRAMES + FRAME_AT] = held[:, None]
-            self.grabber[row] = state.grabber[0] * SIZE + state.grabber[1]
-            self.tile_type[row] = state.tile_type
-            self.tile_status[row] = state.tile_status
-            unplayed = state.tile_status == UNPLAYED
-            self.line_tiles[row, :, :SIZE] = unplayed[:, :SIZE] | unplayed[:, SIZE:]
-            self.to_place[row] = state.to_place
-            self.free[row] = (state.tile_type < 0) @ space_bits
-            self.hand[row] = (state.to_place > 0) @ type_bits
-            self.count[row] = [[len(stack) for stack in seat] for seat in state.crates]
-            self.crate_apples[row] = state.crate_apples
-            self.closure[row] = state.closure
-            self.closed[row] = (self.closure[row] != 0).sum(axis=1)
-            self.all_closed[row] = (self.closed[row] == NUM_CRATES).any()
-            self.rush_ready[row] = state.rush_ready
-            self.rush_new[row] = state.rush_new
-            self.rushes[row] = state.rushes_this_turn
-            self.first_player[row] = state.first_player
-            self.player[row] = state.player
-            self.holding[row] = state.holding
-            self.mixup[row] = state.mixup_crate
-            self.phase[row] = state.phase
-            self.points[row] = state.view[POINTS : POINTS + 2]
-            hidden = int(state.phase == PLACING and self.simultaneous)
-            self.images[row] = state.view[self._gather[hidden]]
-            self.images[row, :, O_SCORES : O_SCORES + 2] = 0  # (from ``points``)
+        # Every field for all the rows at once, read from each distinct state once (a
+        # search loads each of its determinisations into several rows).
+        index: dict[int, int] = {}
+        slots = [index.setdefault(id(state), len(index)) for state in states]
+        distinct = list({id(state): state for state in states}.values())  # by slot
+        rows = np.array(slots, dtype=np.int64)
+        if not distinct:
+            return
+
+        def field(read) -> np.ndarray:
+            """``read(state)`` of each row's state."""
+            return np.array([read(state) for state in distinct]).take(rows, axis=0)
+
+        apples = field(lambda state: state.apples.ravel())
+        face_down = field(lambda state: state.face_down.ravel())
+        self.apples[games] = apples
+        self.face_down[games] = face_down
+        held = np.where(face_down, DOWN, np.where(apples > 0, UP, EMPTY))
+        self._frames1[(games * FRAMES)[:, None, None] + FRAME_AT] = held[:, :, None]
+        grabber = field(lambda state: state.grabber)
+        self.grabber[games] = grabber[:, 0] * SIZE + grabber[:, 1]
+        tile_type = field(lambda state: state.tile_type)
+        tile_status = field(lambda state: state.tile_status)
+        to_place = field(lambda state: state.to_place)
+        self.tile_type[games] = tile_type
+        self.tile_status[games] = tile_status
+        unplayed = tile_status == UNPLAYED
+        self.line_tiles[games, :, :SIZE] = unplayed[..., :SIZE] | unplayed[..., SIZE:]
+        self.to_place[games] = to_place
+        self.free[games] = (tile_type < 0) @ (1 << np.arange(NUM_SPACES))
+        self.hand[games] = (to_place > 0) @ (1 << np.arange(NUM_TYPES))
+        self.count[games] = field(lambda state: [list(map(len, seat)) for seat in state.crates])
+        self.crate_apples[games] = field(lambda state: state.crate_apples)
+        closure = field(lambda state: state.closure)
+        self.closure[games] = closure
+        closed = (closure != 0).sum(axis=2)
+        self.closed[games] = closed
+        self.all_closed[games] = (closed == NUM_CRATES).any(axis=1)
+        self.rush_ready[games] = field(lambda state: state.rush_ready)
+        self.rush_new[games] = field(lambda state: state.rush_new)
+        self.rushes[games] = field(lambda state: state.rushes_this_turn)
+        self.first_player[games] = field(lambda state: state.first_player)
+        self.player[games] = field(lambda state: state.player)
+        self.holding[games] = field(lambda state: state.holding)
+        self.mixup[games] = field(lambda state: state.mixup_crate)
+        phase = field(lambda state: state.phase)
+        self.phase[games] = phase
+        views = field(lambda state: state.view)
+        self.points[games] = views[:, POINTS : POINTS + 2]
+        hidden = ((phase == PLACING) & self.simultaneous).astype(np.int64)
+        images = views[np.arange(len(games))[:, None, None], self._gather[hidden]]
+        images[:, :, O_SCORES : O_SCORES + 2] = 0  # (from ``points``)
+        self.images[games] = images
         self._refresh(games)
 
     def _refresh(self, games: np.ndarray) -> None:
@@ -532,6 +564,7 @@ class PickAndPackVector(BatchedEngine):
 
     # --- what the seats read -----------------------------------------------------------
     def observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        self._check_observed()
         if not len(games):  # (``step`` asks for the final views of no game at most steps)
             return np.zeros((0, self.observation_size), dtype=np.float32)
         seat_rows = games * 2 + seats
@@ -545,6 +578,7 @@ class PickAndPackVector(BatchedEngine):
 
     def observations(self) -> np.ndarray:
         """Every seat's observation: ``(B, 2, 672)`` float32, a new array."""
+        self._check_observed()
         observations = np.empty(self.images.shape, dtype=np.float32)
         self.images[:, :, LIVE] = self._live.take(self._live_code(None), axis=0)
         np.copyto(observations, self.images)
@@ -586,6 +620,7 @@ class PickAndPackVector(BatchedEngine):
         """The rules' ``view`` of every game (``layout.SOURCE``), put together from the
         images (each seat's tiles and crates from its own) and the points: ``(B, 654)``
         float32, a copy."""
+        self._check_observed()
         view = np.zeros((self.num_envs, SOURCE.size), dtype=np.float32)
         for seat in range(2):
             index = self._gather[1, seat]  # a secret placement's: own tiles only
@@ -594,6 +629,10 @@ class PickAndPackVector(BatchedEngine):
         view[:, POINTS : POINTS + 2] = self.points
         view[:, ONE] = 1.0
         return view
+
+    def _check_observed(self) -> None:
+        if not self.observed:
+            raise ValueError("this engine does not keep its observations (observed=False)")
 
     def _rechoose(self, games: np.ndarray) -> None:
         """The choosers of ``games`` (ascending) from their phase and player."""
@@ -649,14 +688,14 @@ class PickAndPackVector(BatchedEngine):
         if last.any():
             at = seat_rows[last]
             self._put_tile(at, lowest_bit(free[last]), lowest_bit(self._hand1[at]))
-        # How many tiles each seat has placed: both see it.
-        if every and self.simultaneous:
-            placed = NUM_SPACES - np.bitwise_count(self.free)
-            self.images[:, :, O_PLACED] = placed
-            self.images[:, :, O_PLACED + 1] = placed[:, ::-1]
-        else:
-            placed = NUM_SPACES - np.bitwise_count(self._free1[seat_rows])
-            self._flat[self._both(seat_rows, O_PLACED, PLACED_PAIR)] = placed[:, None]
+        if self.observed:  # how many tiles each seat has placed: both see it
+            if every and self.simultaneous:
+                placed = NUM_SPACES - np.bitwise_count(self.free)
+                self.images[:, :, O_PLACED] = placed
+                self.images[:, :, O_PLACED + 1] = placed[:, ::-1]
+            else:
+                placed = NUM_SPACES - np.bitwise_count(self._free1[seat_rows])
+                self._flat[self._both(seat_rows, O_PLACED, PLACED_PAIR)] = placed[:, None]
         free = self.free if every else self.free[games]
         done = (free[:, 0] | free[:, 1]) == 0
         going = games.compress(~done)
@@ -666,7 +705,7 @@ class PickAndPackVector(BatchedEngine):
             self._placement_masks(going)
         ended = games.compress(done)
         if len(ended):
-            if self.simultaneous:  # the tiles are shown: each seat's own, to the other
+            if self.simultaneous and self.observed:  # the tiles are shown: each seat's own
                 rows = slice(None) if len(ended) == self.num_envs else ended
                 images = self.images
                 for start, size in ((O_TILE_TYPE, 72), (O_TILE_STATE, 36)):
@@ -703,6 +742,8 @@ class PickAndPackVector(BatchedEngine):
         self._place1[at] = hand
         self._free1[seat_rows] &= ~(1 << space)
         self._hand1[seat_rows] &= ~((hand == 0) << kind)  # the last tile of its type
+        if not self.observed:
+            return
         type_at = O_TILE_TYPE + space * NUM_TYPES + kind
         state_at = O_TILE_STATE + space * NUM_STATUSES + UNPLAYED
         flat = self._flat
@@ -868,7 +909,10 @@ class PickAndPackVector(BatchedEngine):
                 index = np.arange(len(games))
                 first, second = playable[index, line], playable[index, SIZE + line]
             same = self._type1[at] == self._type1[at + SIZE]
-            return np.stack([first, second & ~(first & same)], axis=1)
+            ends = np.empty((len(games), 2), dtype=bool)  # (``np.stack``'s, cheaper)
+            ends[:, 0] = first
+            ends[:, 1] = second & ~(first & same)
+            return ends
         if kind == PREMIUM_TARGET:
             return self._closure2.take(seat_rows, axis=0) == 0
         if kind == WHOLESALE_TARGET:
@@ -886,12 +930,13 @@ class PickAndPackVector(BatchedEngine):
         return np.ones((len(games), 2), dtype=bool)
 
     # --- how the rules change the state -------------------------------------------------
-    def _both(self, seat_rows: np.ndarray, at, pair: np.ndarray) -> np.ndarray:
-        """Where both seats of games ``seat_rows >> 1`` see entry ``at`` of the half of
-        seat ``seat_rows & 1`` of a per-seat field (``pair``: its ``seat_pair``), in
-        ``_flat``: ``(k, 2)``."""
-        first = (seat_rows >> 1) * GAME + at
-        return first[:, None] + pair.take(seat_rows & 1, axis=0)
+    def _both(self, seat_rows: np.ndarray, at, pair: int) -> np.ndarray:
+        """Where both seats of games ``seat_rows >> 1`` see entry ``at`` (one, or one per
+        row) of the half of seat ``seat_rows & 1`` of a per-seat field (``pair``: the
+        index of its ``seat_pair`` in ``PAIRS``), in ``_flat``: ``(k, 2)``."""
+        where = self._pair_rows[pair].take(seat_rows, axis=0)
+        where += at[:, None] if isinstance(at, np.ndarray) else at
+        return where
 
     def _resolve(
         self,
@@ -934,10 +979,12 @@ class PickAndPackVector(BatchedEngine):
             self.phase[rows] = MIXUP_OWN
             return [(MIXUP_OWN, rows)]
         elif kind == MIXUP_OWN:
-            theirs, mine = self.mixup[rows], chosen - OWN_CRATE
-            their_top = self._take_top(seat_rows ^ 1, theirs)
-            self._add_tray(seat_rows ^ 1, theirs, self._take_top(seat_rows, mine))
-            self._add_tray(seat_rows, mine, their_top)
+            # Both top trays taken, then put back swapped: one call each for both seats
+            # (their crates and the player's are distinct).
+            both_seats = np.concatenate([seat_rows ^ 1, seat_rows])
+            crates = np.concatenate([self.mixup[rows], chosen - OWN_CRATE])
+            tops = self._take_top(both_seats, crates)
+            self._add_tray(both_seats, crates, tops.reshape(2, -1)[::-1].ravel())
             self.mixup[rows] = -1
             finish.append(rows)
         elif kind == MALFUNCTION_TARGET:
@@ -946,9 +993,10 @@ class PickAndPackVector(BatchedEngine):
             flipped = rows[tray]
             self.face_down[flipped, cells] = True
             self._frames1[(flipped * FRAMES)[:, None] + FRAME_AT.take(cells, axis=0)] = DOWN
-            at = (flipped * GAME)[:, None] + GRID_PAIR.take(cells, axis=0)
-            self._flat[at + O_TRAYS] = 0
-            self._flat[at + O_FACE_DOWN] = 1
+            if self.observed:
+                at = (flipped * GAME)[:, None] + GRID_PAIR.take(cells, axis=0)
+                self._flat[at + O_TRAYS] = 0
+                self._flat[at + O_FACE_DOWN] = 1
             tile = ~tray
             self._play_tile(seat_rows[tile] ^ 1, chosen[tile] - TILE, FLIPPED)
             finish.append(rows)
@@ -957,7 +1005,8 @@ class PickAndPackVector(BatchedEngine):
             use = chosen == RUSH_USE
             used, who = rows[use], seat_rows[use]
             self._ready1[who] -= 1
-            self._flat[self._both(who, O_RUSH, RUSH_PAIR)] = self._ready1[who][:, None]
+            if self.observed:
+                self._flat[self._both(who, O_RUSH, RUSH_PAIR)] = self._ready1[who][:, None]
             self.rushes[used] += 1
             self.phase[used] = MOVING
             end.append(rows[~use])
@@ -970,11 +1019,12 @@ class PickAndPackVector(BatchedEngine):
         old = self.grabber[games]
         cells = LINE_CELL.reshape(-1)[(seats * NUM_CELLS + old) * SIZE + lines]
         self.grabber[games] = cells
-        flat, first = self._flat, (games * GAME)[:, None]
-        flat[first + GRID_PAIR.take(old, axis=0) + O_GRABBER] = 0
-        at = first + GRID_PAIR.take(cells, axis=0)
-        flat[at + O_GRABBER] = 1
-        flat[at + O_TRAYS] = 0
+        if self.observed:
+            flat, first = self._flat, (games * GAME)[:, None]
+            flat[first + GRID_PAIR.take(old, axis=0) + O_GRABBER] = 0
+            at = first + GRID_PAIR.take(cells, axis=0)
+            flat[at + O_GRABBER] = 1
+            flat[at + O_TRAYS] = 0
         at = games * NUM_CELLS + cells
         apples = self._apples1[at]
         self._apples1[at] = 0
@@ -997,7 +1047,8 @@ class PickAndPackVector(BatchedEngine):
         rush = seat_rows.compress(spent)
         if len(rush):
             self._new1[rush] += 1
-            self._flat[self._both(rush, O_RUSH + 1, RUSH_PAIR)] = self._new1[rush][:, None]
+            if self.observed:
+                self._flat[self._both(rush, O_RUSH + 1, RUSH_PAIR)] = self._new1[rush][:, None]
         mixup = np.flatnonzero(kinds == MIXUP)
         if len(mixup):  # no pair of top trays to swap: spent
             who = seat_rows[mixup]
@@ -1008,7 +1059,8 @@ class PickAndPackVector(BatchedEngine):
         targeted = ~spent
         games, targets = games.compress(targeted), TARGET_OF.take(kinds.compress(targeted))
         self.phase[games] = targets
-        return [(kind, games.compress(targets == kind)) for kind in np.unique(targets).tolist()]
+        kinds = np.flatnonzero(np.bincount(targets)).tolist()
+        return [(kind, games.compress(targets == kind)) for kind in kinds]
 
     def _play_tile(self, seat_rows: np.ndarray, spaces: np.ndarray, status: int) -> None:
         self._status1[seat_rows * NUM_SPACES + spaces] = status
@@ -1016,9 +1068,10 @@ class PickAndPackVector(BatchedEngine):
         at = seat_rows * NUM_SPACES + line
         unplayed = (self._status1[at] == UNPLAYED) | (self._status1[at + SIZE] == UNPLAYED)
         self._line_tiles1[seat_rows * 8 + line] = unplayed
-        at = self._both(seat_rows, O_TILE_STATE + spaces * NUM_STATUSES, STATE_PAIR)
-        self._flat[at + UNPLAYED] = 0
-        self._flat[at + status] = 1
+        if self.observed:
+            at = self._both(seat_rows, O_TILE_STATE + spaces * NUM_STATUSES, STATE_PAIR)
+            self._flat[at + UNPLAYED] = 0
+            self._flat[at + status] = 1
 
     def _close(self, seat_rows: np.ndarray, crates: np.ndarray, closure: int) -> None:
         """Close open crates."""
@@ -1026,8 +1079,9 @@ class PickAndPackVector(BatchedEngine):
         self._closure1[at] = closure
         apples = self._crate_apples1[at]  # 1 point an apple while open
         self._points1[seat_rows] += apples if closure == PREMIUM_CLOSED else apples // 2 - apples
-        at = O_CLOSURE + crates * 2 + closure - 1
-        self._flat[self._both(seat_rows, at, CLOSURE_PAIR)] = 1
+        if self.observed:
+            at = O_CLOSURE + crates * 2 + closure - 1
+            self._flat[self._both(seat_rows, at, CLOSURE_PAIR)] = 1
         self._closed1[seat_rows] += 1
         self.all_closed[seat_rows[self._closed1[seat_rows] == NUM_CRATES] >> 1] = True
 
@@ -1039,10 +1093,13 @@ class PickAndPackVector(BatchedEngine):
         self._crate_apples1[at] += apples
         self._points1[seat_rows] += apples  # 1 point an apple while open
         flat = self._flat
+        stack = O_STACK + crates * MAX_STACK + size
+        if not self.observed:  # the seat's own stack only (``_take_top`` reads it)
+            flat[seat_rows * OBS + stack] = apples
+            return
         at = self._both(seat_rows, crates, CRATE_PAIR)
         flat[at + O_COUNT] = (size + 1)[:, None]
         flat[at + O_TOP] = apples[:, None]
-        stack = O_STACK + crates * MAX_STACK + size
         if self.full_crates:
             flat[self._both(seat_rows, stack, STACK_PAIR)] = apples[:, None]
         else:  # only the seat's own
@@ -1057,13 +1114,15 @@ class PickAndPackVector(BatchedEngine):
         stack = O_STACK + crates * MAX_STACK + size
         own = seat_rows * OBS + stack
         apples = flat[own].astype(np.int64)
+        self._crate_apples1[at] -= apples
+        self._points1[seat_rows] -= apples
+        if not self.observed:  # (the tray left above the top is never read)
+            return apples
         below = np.where(size > 0, flat[own - 1], 0)
         if self.full_crates:
             flat[self._both(seat_rows, stack, STACK_PAIR)] = 0
         else:
             flat[own] = 0
-        self._crate_apples1[at] -= apples
-        self._points1[seat_rows] -= apples
         at = self._both(seat_rows, crates, CRATE_PAIR)
         flat[at + O_COUNT] = size[:, None]
         flat[at + O_TOP] = below[:, None]
@@ -1113,9 +1172,10 @@ class PickAndPackVector(BatchedEngine):
             who = seat_rows[taken]
             self._ready1[who] += new[taken]
             self._new1[who] = 0
-            at = self._both(who, O_RUSH, RUSH_PAIR)
-            self._flat[at] = self._ready1[who][:, None]
-            self._flat[at + 1] = 0
+            if self.observed:
+                at = self._both(who, O_RUSH, RUSH_PAIR)
+                self._flat[at] = self._ready1[who][:, None]
+                self._flat[at + 1] = 0
         self._start_turn(games, seats ^ 1)
 
     def _start_turn(self, games: np.ndarray, players: np.ndarray) -> None:

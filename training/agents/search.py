@@ -117,7 +117,11 @@ class RolloutPolicy:
         return int(self.agent.act(observation, mask.astype(np.int8), rng))
 
     def play_out(self, state: State, rng: np.random.Generator) -> np.ndarray:
-        """Play ``state`` (changed in place) to the end; return the final scores."""
+        """Play ``state`` (changed in place) to the end; return the final scores. A state
+        with ``random_play_out(rng)`` (the same random rollout, the same draws, faster)
+        plays its random rollouts itself."""
+        if self.agent is None and hasattr(state, "random_play_out"):
+            return state.random_play_out(rng)
         while True:
             choosers = state.to_act()
             if not choosers:
@@ -141,6 +145,7 @@ class BatchedRollouts:
         options = dataclasses.asdict(game.config)
         self.engine = engine_class(spec)(capacity, **options)
         self.game = game
+        self.engine.observed = False  # rollouts read no observation
 
     @classmethod
     def for_game(cls, game: Game, capacity: int) -> BatchedRollouts | None:
@@ -167,17 +172,50 @@ class BatchedRollouts:
         final = np.zeros((k, n))
         active, first = rows, True
         while len(active):
-            masks = engine.masks()[active]
-            keys = rng.random((len(worlds), n, size))[rows_of_world[active]]
-            actions = np.argmax(np.where(masks, keys, -1.0), axis=2)
+            keys = rng.random((len(worlds), n, size))
+            actions = best_legal(engine.masks()[active], keys, rows_of_world[active])
             if first:
                 for seat, chosen in forced.items():
                     actions[:, seat] = chosen
                 first = False
-            _, terminated, info = engine.step(actions, active)
-            final[info["done"]] = info["terminal_scores"]
+            terminated = engine.advance(actions, active)
+            done = active[terminated]
+            final[done] = engine.scores()[done]
+            if engine.draws_after_deal:  # as ``step`` does, so later draws stay the same
+                engine.redeal(done)
             active = active[~terminated]
         return final
+
+
+def best_legal(masks: np.ndarray, keys: np.ndarray, world_of_row: np.ndarray) -> np.ndarray:
+    """For every row and seat of ``masks`` (``(k, N, A)`` bool), the legal action with the
+    largest key in its world's ``keys`` (``(worlds, N, A)``; the first of equal keys), 0
+    for a seat without one: ``np.argmax(np.where(masks, keys[world_of_row], -1.0),
+    axis=2)``, reading only the legal entries."""
+    k, n, size = masks.shape
+    actions = np.zeros(k * n, dtype=np.int64)
+    legal = np.flatnonzero(masks)  # (row * N + seat) * A + action, ascending
+    if not len(legal):
+        return actions.reshape(k, n)
+    chooser, action = np.divmod(legal, size)  # chooser: row * N + seat
+    row = chooser // n
+    values = keys.reshape(-1).take(legal + (world_of_row.take(row) - row) * (n * size))
+    # Each chooser's legal actions are a run of ``legal``: the first best of each run.
+    starts = np.flatnonzero(_run_starts(chooser))
+    best = np.maximum.reduceat(values, starts)
+    sizes = np.diff(starts, append=len(legal))
+    hits = np.flatnonzero(values == best.repeat(sizes))
+    hits = hits[_run_starts(chooser.take(hits))]
+    actions[chooser.take(hits)] = action.take(hits)
+    return actions.reshape(k, n)
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal ``values`` starts (True), for a non-empty array."""
+    starts = np.empty(len(values), dtype=bool)
+    starts[0] = True
+    np.not_equal(values[1:], values[:-1], out=starts[1:])
+    return starts
 
 
 class _SearchAgent:
@@ -352,20 +390,21 @@ class ISMCTS(_SearchAgent):
         self.iterations = iterations
         self.exploration = exploration
 
-    def _select(self, node: _Node, player: int, mask: np.ndarray, rng) -> int:
-        """UCT for ``player`` at ``node`` among its legal actions (untried ones first)."""
+    def _select(self, node: _Node, player: int, legal: list[int], rng) -> int:
+        """UCT for ``player`` at ``node`` among its ``legal`` actions (ascending; untried
+        ones first)."""
         stats = node.stats.setdefault(player, {})
-        legal = np.flatnonzero(mask).tolist()
         untried = [a for a in legal if a not in stats]
         if untried:
             action = untried[int(rng.integers(len(untried)))]
             stats[action] = [0, 0.0]
             return action
-        log_total = math.log(sum(stats[a][0] for a in legal))
+        entries = [stats[a] for a in legal]
+        log_total = math.log(sum([entry[0] for entry in entries]))
+        exploration = self.exploration
         best, best_value = legal[0], -math.inf
-        for a in legal:
-            visits, total = stats[a]
-            value = total / visits + self.exploration * math.sqrt(log_total / visits)
+        for a, (visits, total) in zip(legal, entries, strict=True):
+            value = total / visits + exploration * math.sqrt(log_total / visits)
             if value > best_value:
                 best, best_value = a, value
         return best
@@ -392,7 +431,7 @@ class ISMCTS(_SearchAgent):
                         tree[key] = _Node()
                         scores = self.rollout.play_out(state, rng)
                         break
-                joint = {p: self._select(node, p, state.legal_mask(p), rng) for p in choosers}
+                joint = {p: self._select(node, p, state.legal_actions(p), rng) for p in choosers}
                 path.append((node, joint))
                 state.apply_legal(joint)
                 node = None
