@@ -22,7 +22,8 @@ fields of every game in one float32 buffer, ``source`` (``(B, source_size)``, la
 out as ``layout.source_layout``), written in place move by move at the entries the
 rules write (``layout.SourceOffsets``, the game's ``at``); a seat's observation is the
 game's gather (``observation_gather``, from ``layout.gather_indices``) from it, done
-for many games as block copies (``copy_plan``).
+for many games as block copies (``copy_plan``): for most seats of many games, every
+seat's views of a span of games into a small buffer, then the rows asked.
 Beside it, arrays with a game axis hold the rules' Python fields: the deck in dealing
 order (``deck``, ``deck_len``, ``next_card``), the table (and ``layout``, a code of its
 suits that indexes precomputed tables of matching positions and legal chips), hand
@@ -30,7 +31,10 @@ size, start player, round, bid, phase, last round, and the bid in progress
 (``chosen``, ``target``, ``num_placed``, ``placing``). The flow that asks nobody
 (forced placings and discards, a single card played without asking, the reveal, the
 end of a round, the next deal, the end) runs in ``_flow``, each step once for all the
-rows that reach it, with loops over seats, table positions and card slots only.
+rows that reach it, with loops over seats only. The cost of a step is numpy's per-call
+overhead: what each kind of move writes into a source row is tabulated once by an
+integer key (such as seat, target, card; ``_tabulate``), and the moves of all the rows
+are one lookup and one fancy assignment (``_write``).
 ``masks()`` and ``choosers()`` are computed once per state of the batch (read-only).
 
 Dealing and chance. The rules draw everything at the deal: the first start player
@@ -72,10 +76,17 @@ from envs.easter_collection.rules import (
 
 #: A card's suit; index -1 (an empty position, no card) gives -1.
 SUIT_OR_EMPTY = np.array((*SUIT_OF, -1), dtype=np.int64)
-#: A card's score points; index -1 gives 0.
-CARD_POINTS = np.array((*POINTS, 0), dtype=np.float32)
+#: A card's suit + 1 (its part of a layout code); index -1 gives 0.
+SUIT_CODE = SUIT_OR_EMPTY + 1
+#: A card's score points (a score pile's points are its cards').
+PILE_POINTS = np.array(POINTS, dtype=np.float32)
+#: Where a bid can go: a table position or DISCARD (also the secret positions' chips).
+NUM_TARGETS = NUM_POSITIONS + 1
+assert DISCARD == BLANK == NUM_POSITIONS
 #: Below this many games, ``observations`` is one gather rather than block copies.
 SMALL_BATCH = 16
+#: The size of the buffer of every seat's views (``_take_views``).
+VIEWS_BYTES = 1 << 20
 #: No rows.
 _NONE = np.zeros(0, dtype=np.int64)
 
@@ -98,6 +109,31 @@ def layout_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     by_card = holds[:, SUIT_OR_EMPTY[:NUM_CARDS], :].transpose(0, 2, 1)  # (625, 4, 52)
     chips = np.concatenate([by_card, ~by_card.any(axis=1, keepdims=True)], axis=1)
     return holds, count, first, chips
+
+
+def write_table(
+    shape: tuple[int, ...], width: int, *writes: tuple[np.ndarray, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Single-entry writes into a source row, tabulated: each write is ``(cells, value)``,
+    its cells broadcasting to ``shape`` plus a last axis of one or more cells. Returns the
+    cells and the values, ``shape + (width,)``, padded by repeating the first write (the
+    same entry written twice), so that many rows of the table are one fancy assignment."""
+    cells = [np.broadcast_to(c, (*shape, np.shape(c)[-1])) for c, _ in writes]
+    values = [
+        np.full(c.shape, v, dtype=np.float32) for c, (_, v) in zip(cells, writes, strict=True)
+    ]
+    pad = width - sum(c.shape[-1] for c in cells)
+    cells.append(np.repeat(cells[0][..., :1], pad, axis=-1))
+    values.append(np.repeat(values[0][..., :1], pad, axis=-1))
+    return np.concatenate(cells, axis=-1), np.concatenate(values, axis=-1)
+
+
+def row_items(array: np.ndarray) -> np.ndarray:
+    """A 2-D int64 array as a 1-D array of its rows (opaque items; a view of a contiguous
+    int64 array): numpy writes whole rows at fancy indices of it as single copies, several
+    times faster than into the 2-D array when the rows are a few numbers long."""
+    array = np.ascontiguousarray(array, dtype=np.int64)
+    return array.view(np.dtype((np.void, array.shape[1] * array.itemsize)))[:, 0]
 
 
 def copy_plan(gathers: np.ndarray, min_run: int = 8) -> tuple[list, np.ndarray, list]:
@@ -147,6 +183,8 @@ class EasterCollectionVector(BatchedEngine):
     """
 
     game_class = EasterCollectionGame
+    #: The generator draws only at the deal (see the module docstring).
+    draws_after_deal = False
     game: EasterCollectionGame
 
     def _allocate(self) -> None:
@@ -165,25 +203,16 @@ class EasterCollectionVector(BatchedEngine):
         #: Every seat's observations side by side, and each seat's, as block copies.
         self._plan = (*copy_plan(self._gathers), self._gathers.size)
         self._seat_plans = [(*copy_plan(g[None]), g.size) for g in self._gathers]
-        #: seat_orders[s, k]: the k-th seat going left from s.
-        self._orders = np.array(game.seat_orders, dtype=np.int64)
+        #: Every seat's observations of up to this many games at a time (``_take_views``).
+        self._views: np.ndarray | None = None
+        self._views_games = max(SMALL_BATCH, min(b, VIEWS_BYTES // (4 * self._gathers.size)))
         self._seats = np.arange(n)
         self._positions = np.arange(NUM_POSITIONS)
         self._deal_slots = np.arange(HAND_SIZE * n)
-        # Source offsets as arrays (add a card, a seat or a position).
-        self._hand_at = np.array(at.hand, dtype=np.int64)
-        self._own_bid_at = np.array(at.own_bid, dtype=np.int64)
-        self._table_at = np.array(at.table, dtype=np.int64)
-        self._bids_at = np.array(at.bids, dtype=np.int64)
-        self._pile_at = np.array(at.pile, dtype=np.int64)
-        self._played_at = np.array(at.played, dtype=np.int64)
         self._hands = slice(at.hand[0], at.hand[0] + n * HAND_ROW)
+        self._piles = slice(at.pile[0], at.pile[0] + n * NUM_CARDS)
         self._points = at.points_span
-        #: strength[table card, bid] (``game.bid_strength``); row -1 (no card) unused.
-        strength = np.zeros((NUM_CARDS + 1, NUM_CARDS), dtype=np.int64)
-        strength[:NUM_CARDS] = np.array(game.bid_strength)
-        self._strength = strength
-        self._holds, self._suit_count, self._first_of_suit, self._chip_masks = layout_tables()
+        self._tabulate()
         # The state, with a game axis.
         self.source = np.zeros((b, size), dtype=np.float32)
         self._flat = self.source.reshape(-1)  # a view: flat indices row * size + column
@@ -192,7 +221,13 @@ class EasterCollectionVector(BatchedEngine):
         self._deck_flat = self.deck.reshape(-1)
         self.deck_len = np.zeros(b, dtype=np.int64)
         self.next_card = np.zeros(b, dtype=np.int64)
-        self.table = np.full((b, NUM_POSITIONS), -1, dtype=np.int64)
+        #: The table, with a fifth column always -1 (the "card" beside a discarded bid);
+        #: ``table`` is a view of its first four, ``_table_rows`` of its rows (``row_items``).
+        self._table_targets = np.full((b, NUM_TARGETS), -1, dtype=np.int64)
+        self._table_flat = self._table_targets.reshape(-1)
+        self.table = self._table_targets[:, :NUM_POSITIONS]
+        self._table_rows = row_items(self._table_targets)
+        self._no_table = row_items(np.full((1, NUM_TARGETS), -1, dtype=np.int64))[0]
         #: The table's layout code (``LAYOUT_WEIGHTS``), kept with ``table``.
         self.layout = np.zeros(b, dtype=np.int64)
         self.hand_size = np.zeros(b, dtype=np.int64)
@@ -203,10 +238,138 @@ class EasterCollectionVector(BatchedEngine):
         self.last_round = np.zeros(b, dtype=bool)
         self.chosen = np.full((b, n), -1, dtype=np.int64)
         self.target = np.full((b, n), -1, dtype=np.int64)
+        self._chosen_flat, self._target_flat = self.chosen.reshape(-1), self.target.reshape(-1)
+        #: ``chosen`` and ``target`` row by row (``row_items``), and a row of -1 (none).
+        self._chosen_rows, self._target_rows = row_items(self.chosen), row_items(self.target)
+        self._no_bids = row_items(np.full((1, n), -1, dtype=np.int64))[0]
         self.num_placed = np.zeros(b, dtype=np.int64)
         self.placing = np.full(b, -1, dtype=np.int64)
         #: ``masks`` and ``choosers`` of the current state (cleared at every change).
         self._cache: dict[str, np.ndarray] = {}
+
+    def _tabulate(self) -> None:
+        """The moves' lookup tables, made once: what each move writes into a source row
+        (the cells and values of ``write_table``, written by ``_write``) and the rules'
+        choices, by integer keys."""
+        n, at, game = self.num_players, self._at, self.game
+        cards, targets, positions = NUM_CARDS, NUM_TARGETS, NUM_POSITIONS
+        # Axes (seat, target or position, card, cells).
+        seat = np.arange(n)[:, None, None, None]
+        target = np.arange(targets)[None, :, None, None]
+        card = np.arange(cards)[None, None, :, None]
+        unseen = at.unseen + card * n + np.arange(n)  # a card's unseen entries, every seat's
+        hand, own_bid = np.array(at.hand)[seat], np.array(at.own_bid)[seat]
+        played, pile = np.array(at.played)[seat], np.array(at.pile)[seat]
+        table_at = np.array(at.table)[target[:, :positions]]
+        bids_at = np.array(at.bids)[target[:, :positions]] + seat
+        placed, discards = at.placed + seat, at.discards + card
+        phase = np.array([at.phase + PHASE_CHOOSE, at.phase + PHASE_PLACE])
+        #: A cell always 0 (a hand row's padding): writing 0 there changes nothing.
+        nothing = (np.array([at.hand[0] + cards]), 0.0)
+
+        def by_bid(shape: tuple, width: int, beside: tuple, discarded: tuple) -> tuple:
+            """The writes of a bid beside a table card or discarded, by key (..., seat,
+            target, card): ``shape`` with a target axis of one."""
+            halves = zip(
+                write_table((*shape[:-2], positions, cards), width, *beside),
+                write_table(shape, width, *discarded),
+                strict=True,
+            )
+            return tuple(np.concatenate(half, axis=-3) for half in halves)
+
+        def no_card(table: tuple) -> tuple:
+            """``table`` by key (..., card + 1): no card (-1) first, writing nothing."""
+            return tuple(
+                np.concatenate([np.broadcast_to(fill, (*t.shape[:-2], 1, t.shape[-1])), t], -2)
+                for t, fill in zip(table, nothing, strict=True)
+            )
+
+        def keyed(table: tuple) -> tuple[np.ndarray, np.ndarray]:
+            """Rows of cells and values by flat key (C order of the key's axes)."""
+            return tuple(np.ascontiguousarray(t.reshape(-1, t.shape[-1])) for t in table)
+
+        # Bids by key (seat, target, card): ``seat * 260 + target * 52 + card``; in secret
+        # positions ``seat * 260 + action``, the chip the target (BLANK is DISCARD).
+        self._seat_keys = self._seats * targets * cards
+        discard = ((placed, 1.0), (discards, 1.0), (played + card, 1.0), (unseen, 0.0))
+        #: A bid placed beside a table card (standard) or discarded face up: the rules'
+        #: ``_place`` and ``_discard_bid``.
+        beside = ((placed, 1.0), (bids_at, 1.0))
+        self._place_writes = keyed(by_bid((n, 1, cards), 3 + n, beside, discard))
+        #: Secret positions: a card out of hand with its chip (discarded with the blank).
+        out_of_hand = (hand + card, 0.0)
+        self._chip_writes = keyed(
+            by_bid((n, 1, cards), 4 + n, (out_of_hand,), (out_of_hand, *discard))
+        )
+        #: A bid turned up, by key (winner beside its table card, seat, target, card): its
+        #: face-down entries cleared, the card shown and in the winner's pile.
+        winner = np.arange(n)[:, None, None, None, None]
+        face_down = ((own_bid[None] + card, 0.0), (placed[None], 0.0))
+        shown = ((bids_at[None], 0.0), (played[None] + card, 1.0), (unseen, 0.0))
+        to_pile = (np.array(at.pile)[winner] + card, 1.0)
+        self._reveal_writes = keyed(
+            by_bid((n, n, 1, cards), 5 + n, (*face_down, *shown, to_pile), face_down)
+        )
+        self._winner_keys = n * targets * cards
+        #: The winner takes the table card, by key (winner, target, table card + 1): every
+        #: bid beside it writes the same; nothing beside a discarded bid.
+        takes = ((pile + card, 1.0), (table_at + card, 0.0))
+        self._take_writes = keyed(no_card(by_bid((n, 1, cards), 2, takes, (nothing,))))
+        #: Standard: a card chosen, by key (seat, card): out of hand, face down, placing.
+        choose = (out_of_hand, (own_bid + card, 1.0), (phase[:1], 0.0), (phase[1:], 1.0))
+        self._choose_writes = keyed(write_table((n, 1, cards), 4, *choose))
+        #: By key (position, card + 1): a table card shown, a leftover table card discarded;
+        #: by key (seat, card + 1): a card dealt.
+        show = ((table_at + card, 1.0), (unseen, 0.0))
+        self._show_writes = keyed(no_card(write_table((1, positions, cards), 1 + n, *show)))
+        clear = ((discards, 1.0), (table_at + card, 0.0))
+        self._clear_writes = keyed(no_card(write_table((1, positions, cards), 2, *clear)))
+        deal = ((hand + card, 1.0), (at.unseen + card * n + seat, 0.0))
+        self._deal_writes = keyed(no_card(write_table((n, 1, cards), 2, *deal)))
+        self._position_keys = self._positions * (cards + 1) + 1
+        #: deal_keys[start, j]: the key (seat, card + 1) of the j-th card dealt, less its
+        #: card: it goes to the (j % N)-th seat going left from the start player.
+        self._deal_keys = (self._seats[:, None] + self._deal_slots) % n * (cards + 1) + 1
+        #: A bid starts, by key (bid 0 or 1): the bid's one-hot, everyone choosing.
+        bid = np.arange(2)[:, None]
+        starts = ((at.bid + bid, 1.0), (at.bid + 1 - bid, 0.0), (phase[:1], 1.0), (phase[1:], 0.0))
+        self._bid_writes = keyed(write_table((2,), 4, *starts))
+        #: A new round, by key (start player, round shown): the start passes on, the round.
+        start, shown_round = np.arange(n)[:, None, None], np.arange(MAX_ROUNDS)[None, :, None]
+        next_round = (
+            (at.start + start, 0.0),
+            (at.start + (start + 1) % n, 1.0),
+            (at.round + shown_round, 0.0),
+            (at.round + np.minimum(shown_round + 1, MAX_ROUNDS - 1), 1.0),
+        )
+        self._next_round_writes = keyed(write_table((n, MAX_ROUNDS), 4, *next_round))
+        # The rules' choices.
+        holds, count, first, self._chip_masks = layout_tables()
+        suit = SUIT_OR_EMPTY[:cards]
+        #: By key (layout, card): the table cards of the card's suit, where a bid with one
+        #: or none goes (its position, or DISCARD), the positions it may go beside.
+        self._suit_count = count[:, suit].reshape(-1)
+        self._forced_target = np.where(count > 0, first, DISCARD)[:, suit].reshape(-1)
+        self._holds = holds[:, suit].reshape(-1, positions)
+        #: rank[start, seat]: the seat's turn to place from the start player; seat_at by key
+        #: (start, turn): the seat of that turn (-1 after the last).
+        self._rank = (self._seats[None, :] - self._seats[:, None]) % n
+        seat_at = (self._seats[:, None] + np.arange(n + 1)) % n
+        seat_at[:, n] = -1
+        self._seat_at = seat_at.reshape(-1)
+        #: By key (seat, table card + 1, bid card): strength * 8 + seat (0 beside no card).
+        strength = np.zeros((n, cards + 1, cards), dtype=np.int64)
+        strength[:, 1:] = np.array(game.bid_strength) * 8 + self._seats[:, None, None]
+        self._bid_keys = strength.reshape(-1)
+        self._key_seats = (self._seats * (cards + 1) + 1) * cards
+
+    def _write(
+        self, base: np.ndarray, writes: tuple[np.ndarray, np.ndarray], keys: np.ndarray
+    ) -> None:
+        """The ``writes`` (a table of ``_tabulate``) of ``keys`` into the source rows at flat
+        offsets ``base`` (broadcast against ``keys``)."""
+        cells, values = writes
+        self._flat[cells.take(keys, axis=0) + base[..., None]] = values.take(keys, axis=0)
 
     # --- chance ----------------------------------------------------------------------
     def _draw_deals(self, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -234,7 +397,7 @@ class EasterCollectionVector(BatchedEngine):
             raise ValueError(
                 f"start_games needs {len(games)} start players and decks of {NUM_CARDS} cards"
             )
-        n, at, flat = self.num_players, self._at, self._flat
+        n = self.num_players
         self._cache.clear()
         self.source[games] = self._dealt
         self.deck[games] = decks
@@ -242,27 +405,21 @@ class EasterCollectionVector(BatchedEngine):
         self.next_card[games] = NUM_POSITIONS + HAND_SIZE * n
         table = decks[:, :NUM_POSITIONS]
         self.table[games] = table
-        self.layout[games] = (SUIT_OR_EMPTY[table] + 1) @ LAYOUT_WEIGHTS
+        self.layout[games] = SUIT_CODE.take(table) @ LAYOUT_WEIGHTS
         self.hand_size[games] = HAND_SIZE
         self.start_player[games] = starts
         self.round[games] = 0
         self.bid[games] = 0
         self.phase[games] = PHASE_CHOOSE
         self.last_round[games] = False
-        self.chosen[games] = -1
-        self.target[games] = -1
+        self._chosen_rows[games] = self._target_rows[games] = self._no_bids
         self.num_placed[games] = 0
         self.placing[games] = -1
         base = self._row_base[games][:, None]
-        flat[base[:, 0] + at.start + starts] = 1.0
-        flat[base + self._table_at + table] = 1.0
-        flat[(base + at.unseen + table * n)[:, :, None] + self._seats] = 0.0
-        # One card at a time from the start player: the j-th card dealt goes to the
-        # (j % N)-th seat going left from the start player.
+        self._flat[base[:, 0] + self._at.start + starts] = 1.0
+        self._write(base, self._show_writes, self._position_keys + table)
         dealt = decks[:, NUM_POSITIONS : NUM_POSITIONS + HAND_SIZE * n]
-        seats = self._orders[starts][:, self._deal_slots % n]
-        flat[base + self._hand_at[seats] + dealt] = 1.0
-        flat[base + at.unseen + dealt * n + seats] = 0.0
+        self._write(base, self._deal_writes, self._deal_keys.take(starts, axis=0) + dealt)
 
     def _load(self, games: np.ndarray, states: Sequence[EasterCollectionState]) -> None:
         # One game at a time: loading is rare (a search's determinisations, tests).
@@ -274,7 +431,7 @@ class EasterCollectionVector(BatchedEngine):
             self.deck_len[row] = len(state.deck)
             self.next_card[row] = state.next_card
             self.table[row] = state.table
-            self.layout[row] = (SUIT_OR_EMPTY[state.table] + 1) @ LAYOUT_WEIGHTS
+            self.layout[row] = SUIT_CODE.take(state.table) @ LAYOUT_WEIGHTS
             self.hand_size[row] = state.hand_size
             self.start_player[row] = state.start_player
             self.round[row] = state.round
@@ -288,19 +445,59 @@ class EasterCollectionVector(BatchedEngine):
 
     # --- what the seats read ---------------------------------------------------------
     def observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        """The rules' gathers (``observation_gather``), seat by seat; as block copies
-        (``copy_plan``) for many games."""
+        """The rules' gathers (``observation_gather``). For many games as block copies
+        (``copy_plan``): one seat's straight from the source rows; several seats' of most
+        of a span of games, every seat's views of the span, then the rows asked."""
         games, seats = np.asarray(games, dtype=np.int64), np.asarray(seats, dtype=np.int64)
-        if len(games) < SMALL_BATCH:
+        k, n = len(games), self.num_players
+        if k < SMALL_BATCH:
             return self._flat.take(self._row_base[games][:, None] + self._gathers[seats])
+        out = np.empty((k, self.observation_size), dtype=np.float32)
         if (seats == seats[0]).all():
-            return self._copy_views(self.source[games], self._seat_plans[seats[0]])
-        out = np.empty((len(games), self.observation_size), dtype=np.float32)
-        for seat in range(self.num_players):
-            rows = np.flatnonzero(seats == seat)
-            if len(rows):
-                out[rows] = self._copy_views(self.source[games[rows]], self._seat_plans[seat])
+            plan = self._seat_plans[seats[0]]
+            if games is self._all:
+                self._copy_views(self.source, plan, out)
+            else:
+                self._copy_rows(out, slice(None), games, plan)
+        elif (games[1:] >= games[:-1]).all() and 2 * k >= n * (games[-1] - games[0] + 1):
+            self._take_views(out, games, seats)
+        else:
+            for seat in range(n):
+                rows = np.flatnonzero(seats == seat)
+                if len(rows):
+                    self._copy_rows(out, rows, games[rows], self._seat_plans[seat])
         return out
+
+    def _copy_rows(
+        self, out: np.ndarray, at: np.ndarray | slice, games: np.ndarray, plan: tuple
+    ) -> None:
+        """``out[at]``: the gathers of a ``copy_plan`` from the source rows ``games``, run
+        by run."""
+        runs, extra_gather, extra_copies, _ = plan
+        source = self.source
+        for start, stop, first, last, step in runs:
+            out[at, start:stop] = source[games, first:last:step]
+        if len(extra_gather):
+            extra = self._flat.take(self._row_base[games][:, None] + extra_gather)
+            for start, stop, first in extra_copies:
+                out[at, start:stop] = extra[:, first : first + stop - start]
+
+    def _take_views(self, out: np.ndarray, games: np.ndarray, seats: np.ndarray) -> None:
+        """``out[i]``: seat ``seats[i]``'s view of game ``games[i]`` (games in order): every
+        seat's views of a span of games at a time into a buffer, then the rows asked."""
+        n, size = self.num_players, self.observation_size
+        if self._views is None:
+            self._views = np.empty((self._views_games, n * size), dtype=np.float32)
+        span = self._views_games
+        first, end = int(games[0]), int(games[-1]) + 1
+        picks = games * n + seats  # rows of every seat's views of the games
+        for lo in range(first, end, span):
+            hi = min(lo + span, end)
+            a, b = np.searchsorted(games, (lo, hi)).tolist()
+            if a < b:
+                views = self._copy_views(self.source[lo:hi], self._plan, self._views[: hi - lo])
+                # (In range: "clip" writes straight into out, "raise" through a buffer.)
+                views.reshape(-1, size).take(picks[a:b] - lo * n, axis=0, out=out[a:b], mode="clip")
 
     def observations(self) -> np.ndarray:
         return self._every_view(self.source)
@@ -318,26 +515,27 @@ class EasterCollectionVector(BatchedEngine):
         return self._copy_views(source, self._plan).reshape(k, n, size)
 
     @staticmethod
-    def _copy_views(source: np.ndarray, plan: tuple) -> np.ndarray:
-        """The gathers of a ``copy_plan`` from the rows ``source``, as block copies."""
+    def _copy_views(source: np.ndarray, plan: tuple, out: np.ndarray | None = None) -> np.ndarray:
+        """The gathers of a ``copy_plan`` from the rows ``source``, as block copies (into
+        ``out`` if given)."""
         runs, extra_gather, extra_copies, width = plan
-        out = np.empty((len(source), width), dtype=np.float32)
+        if out is None:
+            out = np.empty((len(source), width), dtype=np.float32)
         for start, stop, first, last, step in runs:
             out[:, start:stop] = source[:, first:last:step]
-        extra = source.take(extra_gather, axis=1)
-        for start, stop, first in extra_copies:
-            out[:, start:stop] = extra[:, first : first + stop - start]
+        if len(extra_gather):
+            extra = source.take(extra_gather, axis=1)
+            for start, stop, first in extra_copies:
+                out[:, start:stop] = extra[:, first : first + stop - start]
         return out
 
     def choosers(self) -> np.ndarray:
-        """Everyone while choosing cards; the placing seat alone while placing. Read-only,
-        computed once per state of the batch."""
+        """Everyone while choosing cards; the placing seat alone while placing (``placing``
+        is -1 in every other phase). Read-only, computed once per state of the batch."""
         choosers = self._cache.get("choosers")
         if choosers is None:
-            phase = self.phase[:, None]
-            choosers = (phase == PHASE_CHOOSE) | (
-                (phase == PHASE_PLACE) & (self.placing[:, None] == self._seats)
-            )
+            choosing = (self.phase == PHASE_CHOOSE)[:, None]
+            choosers = (self.placing[:, None] == self._seats) | choosing
             choosers.flags.writeable = False
             self._cache["choosers"] = choosers
         return choosers
@@ -353,21 +551,25 @@ class EasterCollectionVector(BatchedEngine):
 
     def _masks(self) -> np.ndarray:
         n, b = self.num_players, self.num_envs
-        choosing = (self.phase == PHASE_CHOOSE)[:, None, None]
         hands = self.source[:, self._hands].reshape(b, n, HAND_ROW)
-        if self.secret:  # each hand card with the chips its suit allows
-            held = (hands[:, :, :NUM_CARDS] > 0) & choosing
-            chips = self._chip_masks[self.layout]  # (B, 5, 52)
+        # Choosing: the cards in hand (a finished game's hands are empty).
+        if self.secret:  # each hand card with the chips its suit allows (always choosing)
+            held = hands[:, :, :NUM_CARDS] > 0
+            chips = self._chip_masks.take(self.layout, axis=0)  # (B, 5, 52)
             masks = np.empty((b, n, NUM_CHIPS, NUM_CARDS), dtype=bool)
             for chip in range(NUM_CHIPS):  # (faster than one broadcast over chips)
                 np.logical_and(held, chips[:, None, chip], out=masks[:, :, chip])
             return masks.reshape(b, n, NUM_CHIPS * NUM_CARDS)
-        masks = (hands > 0) & choosing  # the padding columns (placing) are zero
+        # Standard: the hand rows (their padding columns, the placing actions, are zero);
+        # placing, the positions the placing seat may choose.
+        masks = hands > 0
         rows = np.flatnonzero(self.phase == PHASE_PLACE)
         if len(rows):
-            seats = self.placing[rows]
-            suits = SUIT_OR_EMPTY[self.chosen[rows, seats]]
-            masks[rows, seats, PLACE:] = self._holds[self.layout[rows], suits]
+            masks[rows] = False
+            bids = rows * n + self.placing[rows]
+            keys = self.layout[rows] * NUM_CARDS + self._chosen_flat[bids]
+            cells = (bids * HAND_ROW + PLACE)[:, None] + self._positions
+            masks.reshape(-1)[cells] = self._holds.take(keys, axis=0)
         return masks
 
     def scores(self) -> np.ndarray:
@@ -381,17 +583,21 @@ class EasterCollectionVector(BatchedEngine):
             self._bid_with_chips(games, actions)
             self._flow(reveal=games)
         else:
-            placing = self.phase[games] == PHASE_PLACE
-            rows = games[placing]
-            if len(rows):
+            n = self.num_players
+            phase = self.phase if games is self._all else self.phase[games]
+            asked = np.flatnonzero(phase == PHASE_PLACE)
+            if len(asked):  # the asked seats' positions (placed by _advance_placing)
+                rows = games[asked]
                 seats = self.placing[rows]
-                self._place(rows, seats, actions[placing, seats] - PLACE)
-                self.num_placed[rows] += 1
-            rows = games[~placing]
-            if len(rows):
-                self._choose(rows, actions[~placing])
+                positions = actions.reshape(-1).take(asked * n + seats) - PLACE
+                self._target_flat[rows * n + seats] = positions
+                choosing = np.flatnonzero(phase != PHASE_PLACE)
+                if len(choosing):
+                    self._choose(games[choosing], actions[choosing])
+            else:
+                self._choose(games, actions)
             self._flow(advance=games)
-        return self.phase[games] == PHASE_DONE
+        return (self.phase if games is self._all else self.phase[games]) == PHASE_DONE
 
     def _flow(
         self,
@@ -421,131 +627,110 @@ class EasterCollectionVector(BatchedEngine):
 
     def _bid_with_chips(self, rows: np.ndarray, actions: np.ndarray) -> None:
         """Secret positions: every seat's card and chip, turned up at once."""
+        # Keys (seat, target, card), the chip the target (BLANK is DISCARD).
+        self._write(self._row_base[rows][:, None], self._chip_writes, self._seat_keys + actions)
         chips, cards = np.divmod(actions, NUM_CARDS)
-        base = self._row_base[rows][:, None]
-        self._flat[base + self._hand_at + cards] = 0.0
-        self.chosen[rows] = cards
-        blank = chips == BLANK
-        self.target[rows] = np.where(blank, DISCARD, chips)
-        if blank.any():
-            r, s = np.nonzero(blank)
-            self._discard_bid(rows[r], s, cards[r, s])
+        self._target_rows[rows], self._chosen_rows[rows] = row_items(chips), row_items(cards)
         self.hand_size[rows] -= 1
 
     def _choose(self, rows: np.ndarray, cards: np.ndarray) -> None:
         """Standard: every seat's card (``(k, N)``) goes face down; the placing follows."""
-        at, flat = self._at, self._flat
-        base = self._row_base[rows]
-        flat[base[:, None] + self._hand_at + cards] = 0.0
-        flat[base[:, None] + self._own_bid_at + cards] = 1.0
-        self.chosen[rows] = cards
+        keys = self._seats * NUM_CARDS + cards
+        self._write(self._row_base[rows][:, None], self._choose_writes, keys)
+        if rows is self._all:
+            self.chosen[...] = cards
+            rows = slice(None)
+        else:
+            self._chosen_rows[rows] = row_items(cards)
         self.hand_size[rows] -= 1
         self.phase[rows] = PHASE_PLACE
-        flat[base + at.phase + PHASE_CHOOSE] = 0.0
-        flat[base + at.phase + PHASE_PLACE] = 1.0
+
+    def _settle(self, rows: np.ndarray, seats: np.ndarray, targets: np.ndarray) -> None:
+        """Each seat's bid goes beside a table position or, as target DISCARD, face up to the
+        discards (the rules' ``_place`` and ``_discard_bid``)."""
+        bids = rows * self.num_players + seats
+        self._target_flat[bids] = targets
+        keys = (seats * NUM_TARGETS + targets) * NUM_CARDS + self._chosen_flat[bids]
+        self._write(self._row_base[rows], self._place_writes, keys)
 
     def _advance_placing(self, rows: np.ndarray) -> np.ndarray:
-        """Place from the start player going left; stop at a seat with a real choice (its
-        card matches several table cards). Returns the rows where everyone has placed."""
+        """Place from the start player going left, the seat that has just chosen where
+        (its ``target`` set, not yet placed) as the others; stop at a seat with a real
+        choice to make (its card matches several table cards). Returns the rows where
+        everyone has placed."""
         n = self.num_players
-        order = self._orders[self.start_player[rows]]  # (k, N): the seats in placing order
-        cards = self.chosen[rows[:, None], order]
-        layout, suits = self.layout[rows][:, None], SUIT_OR_EMPTY[cards]
-        count = self._suit_count[layout, suits]  # (k, N): table cards of each bid's suit
-        waiting = self._seats >= self.num_placed[rows][:, None]
-        asked = waiting & (count > 1)
-        stop = np.where(asked.any(axis=1), np.argmax(asked, axis=1), n)
-        forced = waiting & (self._seats < stop[:, None])
-        r, j = np.nonzero(forced & (count == 1))
-        if len(r):
-            self._place(rows[r], order[r, j], self._first_of_suit[layout[r, 0], suits[r, j]])
-        r, j = np.nonzero(forced & (count == 0))
-        if len(r):
-            self.target[rows[r], order[r, j]] = DISCARD
-            self._discard_bid(rows[r], order[r, j], cards[r, j])
-        self.num_placed[rows] = stop
-        done = stop == n
-        self.placing[rows] = np.where(done, -1, order[np.arange(len(rows)), stop % n])
-        return rows[done]
-
-    def _place(self, rows: np.ndarray, seats: np.ndarray, positions: np.ndarray) -> None:
-        """Lay each seat's bid face down beside a table position (standard)."""
-        self.target[rows, seats] = positions
-        base = self._row_base[rows]
-        self._flat[base + self._at.placed + seats] = 1.0
-        self._flat[base + self._bids_at[positions] + seats] = 1.0
-
-    def _discard_bid(self, rows: np.ndarray, seats: np.ndarray, cards: np.ndarray) -> None:
-        """A bid without a table card of its suit, discarded face up (``target`` set by the
-        caller)."""
-        at, flat = self._at, self._flat
-        base = self._row_base[rows]
-        flat[base + at.discards + cards] = 1.0
-        flat[base + self._played_at[seats] + cards] = 1.0
-        flat[base + at.placed + seats] = 1.0
-        flat[(base + at.unseen + cards * self.num_players)[:, None] + self._seats] = 0.0
+        every = rows is self._all
+        at = slice(None) if every else rows
+        start = self.start_player[at]
+        chosen = self.chosen if every else self.chosen.take(rows, axis=0)
+        target = self.target if every else self.target.take(rows, axis=0)  # -1: none yet
+        keys = (self.layout[at] * NUM_CARDS)[:, None] + chosen  # (layout, card)
+        count = self._suit_count.take(keys)  # (k, N): table cards of each bid's suit
+        rank = self._rank.take(start, axis=0)  # (k, N): each seat's turn to place
+        waiting = rank >= self.num_placed[at][:, None]
+        asked = np.where(waiting & (count > 1) & (target < 0), rank, n)
+        stop = asked[:, 0]  # the first seat asked (a loop: numpy reduces short rows slowly)
+        for seat in range(1, n):
+            stop = np.minimum(stop, asked[:, seat])
+        placed = np.flatnonzero(waiting & (rank < stop[:, None]))  # the seats before it
+        if len(placed):
+            r, seats = np.divmod(placed, n)
+            chosen_target = target.reshape(-1)[placed]
+            forced = self._forced_target.take(keys.reshape(-1)[placed])
+            self._settle(rows[r], seats, np.where(chosen_target < 0, forced, chosen_target))
+        self.num_placed[at] = stop
+        self.placing[at] = self._seat_at.take(start * (n + 1) + stop)
+        return rows[stop == n]
 
     def _reveal(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Turn the bids up: each table card with bids goes, with them, to the highest.
         Returns the rows that bid again and the rows whose round ends."""
-        at, flat, n = self._at, self._flat, self.num_players
-        base = self._row_base[rows]
-        chosen, target, table = self.chosen[rows], self.target[rows], self.table[rows]
-        flat[base[:, None] + self._own_bid_at + chosen] = 0.0
-        flat[base[:, None] + at.placed + self._seats] = 0.0
-        r, s = np.nonzero(target != DISCARD)
-        if len(r):
-            cards, positions = chosen[r, s], target[r, s]
-            flat[base[r] + self._bids_at[positions] + s] = 0.0
-            flat[base[r] + self._played_at[s] + cards] = 1.0
-            flat[(base[r] + at.unseen + cards * n)[:, None] + self._seats] = 0.0
-            # The highest bid beside each table card: (k, 4 positions, N seats) of keys
-            # strength * 8 + seat (every bid's strength is at least 1, and two bids on
-            # one table card never tie).
-            key = np.zeros(chosen.shape, dtype=np.int64)
-            key[r, s] = self._strength[table[r, positions], cards] * 8 + s
-            beside = target[:, None, :] == self._positions[:, None]
-            best = np.where(beside, key[:, None, :], 0).max(axis=2)  # (k, 4)
-            winner = best % 8
-            rp, pp = np.nonzero(best)
-            won = table[rp, pp]
-            flat[base[rp] + self._pile_at[winner[rp, pp]] + won] = 1.0
-            flat[base[rp] + self._table_at[pp] + won] = 0.0
-            self.table[rows[rp], pp] = -1
-            winners = winner[r, positions]
-            flat[base[r] + self._pile_at[winners] + cards] = 1.0
-            # Points: each table card taken and each bid beside it, to the winner's pile.
-            k = len(rows)
-            gained = np.bincount(
-                np.concatenate([rp * n + winner[rp, pp], r * n + winners]),
-                weights=np.concatenate([CARD_POINTS[won], CARD_POINTS[cards]]),
-                minlength=k * n,
-            )
-            self.source[rows, at.points : at.points + n] += gained.reshape(k, n)
-            self.layout[rows] = (SUIT_OR_EMPTY[self.table[rows]] + 1) @ LAYOUT_WEIGHTS
-        self.bid[rows] += 1
-        again = (self.bid[rows] < 2) & (self.layout[rows] > 0)
+        k, n = len(rows), self.num_players
+        base = self._row_base[rows][:, None]
+        cards, target = self.chosen.take(rows, axis=0), self.target.take(rows, axis=0)  # (k, N)
+        beside = (rows * NUM_TARGETS)[:, None] + target  # in _table_flat (-1 for a discard)
+        table_cards = self._table_flat.take(beside)
+        # The highest bid beside each table card, by slot row * 5 + target: keys strength
+        # * 8 + seat (every bid's strength is at least 1, two bids beside one table card
+        # never tie, a discarded bid's key is 0).
+        keys = self._bid_keys.take(self._key_seats + table_cards * NUM_CARDS + cards)
+        slots = np.arange(0, k * NUM_TARGETS, NUM_TARGETS)[:, None] + target
+        best = np.zeros(k * NUM_TARGETS, dtype=np.int64)
+        for seat in range(n):  # (a seat's slots are distinct)
+            column = slots[:, seat]
+            best[column] = np.maximum(best.take(column), keys[:, seat])
+        winners = best.take(slots) & 7  # (k, N): the winner beside each bid's table card
+        # Every bid turned up, and to the winner's pile with the table card beside it.
+        bids = self._seat_keys + target * NUM_CARDS + cards
+        self._write(base, self._reveal_writes, winners * self._winner_keys + bids)
+        takes = (winners * NUM_TARGETS + target) * (NUM_CARDS + 1) + table_cards + 1
+        self._write(base, self._take_writes, takes)
+        self._table_flat[beside] = -1  # (the column beside the discards stays -1)
+        # The points of each score pile's cards.
+        piles = self.source[rows, self._piles].reshape(k * n, NUM_CARDS)
+        self.source[rows, self._points] = (piles @ PILE_POINTS).reshape(k, n)
+        table = self._table_targets.take(rows, axis=0)[:, :NUM_POSITIONS]
+        layout = self.layout[rows] = SUIT_CODE.take(table) @ LAYOUT_WEIGHTS
+        bid = self.bid[rows] + 1
+        self.bid[rows] = bid
+        again = (bid < 2) & (layout > 0)
         ended = rows[~again]
         if len(ended):
-            self.chosen[ended] = -1
-            self.target[ended] = -1
+            self._chosen_rows[ended] = self._target_rows[ended] = self._no_bids
         return rows[again], ended
 
     def _end_round(self, rows: np.ndarray) -> np.ndarray:
         """Discard the leftover table cards face up; end the game after the last round,
         else pass the start on. Returns the rows that deal a new round."""
-        at, flat = self._at, self._flat
+        at = self._at
         base = self._row_base[rows]
-        r, p = np.nonzero(self.table[rows] >= 0)
-        if len(r):
-            cards = self.table[rows[r], p]
-            flat[base[r] + at.discards + cards] = 1.0
-            flat[base[r] + self._table_at[p] + cards] = 0.0
-            self.table[rows] = -1
-            self.layout[rows] = 0
+        table = self._table_targets.take(rows, axis=0)[:, :NUM_POSITIONS]
+        self._write(base[:, None], self._clear_writes, self._position_keys + table)
+        self._table_rows[rows] = self._no_table
+        self.layout[rows] = 0
         last = self.last_round[rows]
-        over = rows[last]
-        if len(over):
+        if last.any():
+            over = rows[last]
             self.phase[over] = PHASE_DONE
             self.source[over, at.bid : at.bid + 2] = 0.0
             self.source[over, at.phase : at.phase + 2] = 0.0
@@ -554,14 +739,11 @@ class EasterCollectionVector(BatchedEngine):
             self.hand_size[over] = 0
             rows, base = rows[~last], base[~last]
         if len(rows):
-            start = self.start_player[rows]
-            flat[base + at.start + start] = 0.0
-            start = self.start_player[rows] = (start + 1) % self.num_players
-            flat[base + at.start + start] = 1.0
-            round_ = self.round[rows]
-            flat[base + at.round + np.minimum(round_, MAX_ROUNDS - 1)] = 0.0
-            self.round[rows] = round_ = round_ + 1
-            flat[base + at.round + np.minimum(round_, MAX_ROUNDS - 1)] = 1.0
+            start, round_ = self.start_player[rows], self.round[rows]
+            keys = start * MAX_ROUNDS + np.minimum(round_, MAX_ROUNDS - 1)
+            self._write(base, self._next_round_writes, keys)
+            self.start_player[rows] = (start + 1) % self.num_players
+            self.round[rows] = round_ + 1
         return rows
 
     def _start_round(self, rows: np.ndarray) -> np.ndarray:
@@ -571,46 +753,38 @@ class EasterCollectionVector(BatchedEngine):
         at, flat, n = self._at, self._flat, self.num_players
         base = self._row_base[rows]
         deck = self._deck_flat
-        first = self.next_card[rows] + rows * NUM_CARDS  # flat index of the next card
-        remaining = self.deck_len[rows] - self.next_card[rows]
+        next_card, deck_len = self.next_card[rows], self.deck_len[rows]
+        first = next_card + rows * NUM_CARDS  # flat index of the next card
+        remaining = deck_len - next_card
         on_table = np.minimum(NUM_POSITIONS, remaining)
-        shown = self._positions < on_table[:, None]  # (k, 4)
-        slots = np.minimum(first[:, None] + self._positions, deck.size - 1)
-        table = np.where(shown, deck[slots], -1)
+        table = deck.take(first[:, None] + self._positions, mode="clip")
+        full = on_table == NUM_POSITIONS
+        if not full.all():
+            table = np.where(self._positions < on_table[:, None], table, -1)
+        self._write(base[:, None], self._show_writes, self._position_keys + table)
         self.table[rows] = table
-        self.layout[rows] = (SUIT_OR_EMPTY[table] + 1) @ LAYOUT_WEIGHTS
-        r, p = np.nonzero(shown)
-        if len(r):
-            cards = table[r, p]
-            flat[base[r] + self._table_at[p] + cards] = 1.0
-            flat[(base[r] + at.unseen + cards * n)[:, None] + self._seats] = 0.0
+        self.layout[rows] = SUIT_CODE.take(table) @ LAYOUT_WEIGHTS
         first = first + on_table
         remaining = remaining - on_table
         hand_size = self.hand_size[rows]
         need = n * (HAND_SIZE - hand_size)
-        full = on_table == NUM_POSITIONS
         enough = remaining >= need
-        per_player = np.where(
-            full, np.where(enough, HAND_SIZE - hand_size, (remaining >= n).astype(np.int64)), 0
-        )
-        last = ~full | ~enough | (remaining == need)
-        # One card at a time from the start player: the j-th card dealt goes to the
-        # (j % N)-th seat going left from the start player.
+        per_player = np.where(enough, HAND_SIZE - hand_size, remaining >= n) * full
+        last = ~(full & enough) | (remaining == need)
+        # One card at a time from the start player (``_deal_keys``), up to ``dealt``.
         dealt = per_player * n
-        r, j = np.nonzero(self._deal_slots < dealt[:, None])
-        if len(r):
-            cards = deck[first[r] + j]
-            seats = self._orders[self.start_player[rows[r]], j % n]
-            flat[base[r] + self._hand_at[seats] + cards] = 1.0
-            flat[base[r] + at.unseen + cards * n + seats] = 0.0
+        cards = deck.take(first[:, None] + self._deal_slots, mode="clip")
+        cards = np.where(self._deal_slots < dealt[:, None], cards, -1)
+        keys = self._deal_keys.take(self.start_player[rows], axis=0) + cards
+        self._write(base[:, None], self._deal_writes, keys)
         first = first - rows * NUM_CARDS + dealt
         self.hand_size[rows] = hand_size + per_player
         self.last_round[rows] = last
         if last.any():  # the rest of the deck is discarded unseen
-            first = np.where(last, self.deck_len[rows], first)
+            first = np.where(last, deck_len, first)
             flat[base[last] + at.last_round] = 1.0
         self.next_card[rows] = first
-        flat[base + at.deck] = self.deck_len[rows] - first
+        flat[base + at.deck] = deck_len - first
         self.bid[rows] = 0
         return rows
 
@@ -618,25 +792,19 @@ class EasterCollectionVector(BatchedEngine):
         """A bid: everyone chooses a card, unless nothing is left to bid with or for (the
         round ends) or, in the standard game, every hand holds one card (played without
         asking). Returns the rows whose round ends and those whose placing goes on."""
-        at, flat = self._at, self._flat
-        self.chosen[rows] = -1
-        self.target[rows] = -1
+        self._chosen_rows[rows] = self._target_rows[rows] = self._no_bids
         self.num_placed[rows] = 0
         self.placing[rows] = -1
-        stop = (self.hand_size[rows] == 0) | (self.layout[rows] == 0)
-        ended = rows[stop]  # only a short scripted deck gets there
-        if len(ended):
-            rows = rows[~stop]
-        base = self._row_base[rows]
-        bid = self.bid[rows]
+        hand_size = self.hand_size[rows]
+        stop = (hand_size == 0) | (self.layout[rows] == 0)
+        ended = _NONE
+        if stop.any():  # only a short scripted deck gets there
+            ended, rows, hand_size = rows[stop], rows[~stop], hand_size[~stop]
         self.phase[rows] = PHASE_CHOOSE
-        flat[base + at.bid + bid] = 1.0
-        flat[base + at.bid + 1 - bid] = 0.0
-        flat[base + at.phase + PHASE_CHOOSE] = 1.0
-        flat[base + at.phase + PHASE_PLACE] = 0.0
+        self._write(self._row_base[rows], self._bid_writes, self.bid[rows])
         single = _NONE
         if not self.secret:
-            single = rows[self.hand_size[rows] == 1]
+            single = rows[hand_size == 1]
             if len(single):
                 n = self.num_players
                 hands = self.source[single, self._hands].reshape(len(single), n, HAND_ROW)

@@ -9,18 +9,38 @@ board card, or (simultaneous) every seat plays one face down once all have draft
 heuristic: ``make_vec(opponent="heuristic")`` plays ``ForslagHeuristic`` game by game.
 
 State. Every seat's observation of every game is kept, written in place as the game
-goes (``obs``, ``(B, N, obs_size)`` float32): a draft adds the card to the drafter's
-row of every seat's view and takes it from every pool, a play takes it from the
-player's hand (and from the others' unseen counts when it was a dealt card) and sets
-its one-hots on every view's board, and the status one-hots (round, start player, to
-act, phase) are one lookup per game in a table made from the rules' own ``positions``.
-So ``observe`` is a copy of rows and ``observations()`` one copy of ``obs``. Beside it
-are the rules fields with a game axis (hands, drafted cards, pool, boards and Round
-Cards with ``NO_CARD`` = 25 for none, round, start player, turn, phase, the undealt
-deck) and the running score parts of ``ForslagState`` (match points, colour and shape
-counts, largest set). Masks and choosers are kept too, refreshed in the rows a step
-moves. The hot path indexes flat views of these arrays with offsets from tables made
-once per configuration.
+goes (``obs``, ``(B, N, obs_size)``), so ``observe`` is a copy of rows and
+``observations()`` one copy of ``obs``, as float32. ``obs`` itself is int8: every entry
+is a count, a one-hot or a score (at most ``max_score``, 66). Beside it, with a game
+axis:
+
+- the position, one integer per game (``_key``: phase, round, start player, turn);
+  everything that follows from it (the status one-hots of every view, the choosers,
+  the seat to move, the next position after a move, ...) is a table over positions
+  made once from the rules' own ``positions``. ``round``, ``start_player``, ``turn``
+  and ``phase`` are read from it.
+- the card counts (``_counts``, int8, ``(B, N + 2, 50)`` over the actions): row ``s``
+  holds seat s's hand in its play half (``hands``), row ``N`` the pool in its draft
+  half (``pool``), row ``N + 1`` nothing, so that any seat's legal actions are one row
+  (``> 0``). What each seat drafted and still holds (``known``) is read from ``obs``.
+- what a board card's score reads and changes (``_scoring``): the boards and Round
+  Cards (``NO_CARD`` = 25 for none) and the running score parts of ``ForslagState``
+  (each board's colour and shape counts, its largest set, the score); the Game Card,
+  the undealt deck and each round's pool (``_refills``, counted at the deal).
+
+A move (a draft or a board card: ``(round * N + seat) * 50 + action``) is a column of
+tables made once per configuration: the offsets of every entry of ``obs`` it changes
+(every view's copy of the hand, pool, unseen count and board one-hots) with the change,
+the counts it changes, for a board card the cards and score parts it reads and the
+scores it writes. So a step is a few gathers and scatters over every game that moves,
+whatever it does.
+
+Speed. At ``B`` = 1,024 a step costs memory traffic and numpy's per-call overhead, not
+arithmetic: hence ``obs`` in int8 (a quarter of the bytes: a step's scattered writes
+mostly hit the cache), ``np.add.at`` on flat indices for the changes (its indexed loop
+takes about 60% of the time of ``a[at] += b``), tables gathered as ``(entries, games)`` so
+that every call after a gather runs one loop over the games (a reduction over a short
+axis costs a loop per game), and the status one-hots of a view written as one record.
 
 Dealing and chance: all of Förslag's chance is in the deal (the deck's order and the
 first start player; every pool is then the next cards from the end of the deck). The
@@ -41,8 +61,8 @@ same observations, masks, choosers, rewards, terminations and scores at every st
 ``make_vec`` against the Gymnasium view game by game.
 
 Per-game loops: only in ``_load``. The forced drafts (``_settle``) take at most ``N``
-passes, each over the rows still forced; simultaneous board cards are applied seat by
-seat (``N`` passes), as the rules apply a joint action.
+passes, each over the rows that may still be forced; simultaneous board cards are
+applied seat by seat (``N`` passes), as the rules apply a joint action.
 """
 
 from __future__ import annotations
@@ -81,8 +101,6 @@ DECK_SIZE = len(FULL_DECK)
 #: "No card" in the engine's boards and Round Cards (the rules use -1): the extra last
 #: row of ``MATCH`` (matches nothing), ``ATTRIBUTE_ROWS`` (zeros) and ``ONE_CARD``.
 NO_CARD = NUM_TYPES
-#: ``MATCH`` flat: ``MATCH_FLAT[a * 26 + b]`` for card types or ``NO_CARD``.
-MATCH_FLAT = MATCH.reshape(-1)
 MATCH_WIDTH = MATCH.shape[1]
 #: Row ``t`` counts one card of type ``t``; row ``NO_CARD`` is zeros.
 ONE_CARD = np.zeros((NUM_TYPES + 1, NUM_TYPES), dtype=np.int8)
@@ -90,6 +108,23 @@ ONE_CARD[np.arange(NUM_TYPES), np.arange(NUM_TYPES)] = 1
 #: The two attribute indices (colour, 5 + shape) of each card type, as an array.
 ATTRIBUTE_PAIRS = np.array(ATTRIBUTES_OF, dtype=np.int64)
 COLOUR, SHAPE_ATTRIBUTE = ATTRIBUTE_PAIRS.T
+#: The match lines of a board card, in the order ``_score`` reads them: its right-hand
+#: neighbour's card, the Round Card, the Game Card (its own points), then its left-hand
+#: neighbour's card (that seat's points). ``LINE_POINTS[line * 26 * 26 + card * 26 +
+#: other]``: the points of ``card`` on ``line`` against ``other`` (a card or NO_CARD).
+LINE_WEIGHTS = np.array([NEIGHBOUR_POINTS, ROUND_CARD_POINTS, GAME_CARD_POINTS, NEIGHBOUR_POINTS])
+LINE_POINTS = (LINE_WEIGHTS[:, None, None] * MATCH).reshape(-1)
+#: ``[line, card]``: where ``card``'s row of ``line`` starts in ``LINE_POINTS``.
+LINE_OF_CARD = (
+    np.arange(len(LINE_WEIGHTS))[:, None] * MATCH.size + np.arange(NUM_TYPES) * MATCH_WIDTH
+)
+#: The score parts of a seat (in ``_scoring``): attribute counts, largest set, score.
+LARGEST = NUM_ATTRIBUTES
+TOTAL = NUM_ATTRIBUTES + 1
+#: ``obs``: every entry is a small count, a one-hot or a score (at most 66).
+OBS_DTYPE = np.int8
+#: A position component: one game's (int) or many games' (array).
+Index = int | np.ndarray
 
 
 class ForslagVector(BatchedEngine):
@@ -104,116 +139,234 @@ class ForslagVector(BatchedEngine):
     """
 
     game_class = ForslagGame
+    #: The generator draws only at the deal (see the module docstring).
+    draws_after_deal = False
     game: ForslagGame
 
     def _allocate(self) -> None:
-        game, b, n = self.game, self.num_envs, self.num_players
-        self.simultaneous = game.simultaneous
+        b, n = self.num_envs, self.num_players
+        self.simultaneous = self.game.simultaneous
         size = self.observation_size
-        fields = self.observation_layout.fields
-        self._pool_col = fields["pool"].start
-        self._unseen_col = fields["unseen"].start
-        self._status = status_span(self.observation_layout)
+        fields = self.observation_layout.fields.values()
+        self._columns = {f.name: f.start for f in fields}
+        assert self._columns["unseen"] == self._columns["pool"] + NUM_TYPES  # one span
+        assert all(f.high <= np.iinfo(OBS_DTYPE).max for f in fields), "obs is int8"
         seats = np.arange(n)
-        self._right, self._left = (seats - 1) % n, (seats + 1) % n
-
-        # Offsets in one game's block of ``obs`` (observer q's view starts at q * size):
-        # ``[s, q]`` is where seat s's row is in observer q's view (row (s - q) % N).
-        relative = (seats[:, None] - seats[None, :]) % n
-        views = seats * size
-        self._stride = n * size
-        #: Seat s's hand row in every view (+ card): the whole hand in its own view, the
-        #: cards it drafted and holds in the others'.
-        hand_at = views + fields["hands"].start + relative * NUM_TYPES
-        pool_at = views + fields["pool"].start
-        cards = np.arange(NUM_TYPES)
-        #: What a draft changes, row ``25 * s + card``: seat s's row in every view (+1),
-        #: every pool (-1).
-        draft_at = np.concatenate([hand_at, np.broadcast_to(pool_at, (n, n))], axis=1)
-        self._draft_at = (draft_at[:, None, :] + cards[:, None]).reshape(n * NUM_TYPES, 2 * n)
-        self._draft_signs = np.repeat(np.float32([1.0, -1.0]), n)
-        #: What a play takes off, row ``25 * (2 * s + drafted) + card``: the player's own
-        #: hand; in the others' views its drafted row for a drafted card, else their unseen
-        #: count (a dealt card is now public).
-        play_at = np.empty((n, 2, n), dtype=np.int64)
-        play_at[:, 1] = hand_at
-        play_at[:, 0] = views + fields["unseen"].start
-        play_at[seats, 0, seats] = hand_at[seats, seats]
-        play_at = play_at.reshape(2 * n, 1, n) + cards[:, None]
-        self._play_at = play_at.reshape(2 * n * NUM_TYPES, n)
-        #: The one-hots of a board card, row ``25 * s + card``: seat s's board row in every
-        #: view, colour and shape (+ position * 10).
-        board_at = views + fields["boards"].start + relative * n * NUM_ATTRIBUTES
-        board_at = board_at[:, None, :, None] + ATTRIBUTE_PAIRS[None, :, None, :]
-        self._board_at = board_at.reshape(n * NUM_TYPES, 2 * n)
-        #: Seat s's score, then its left-hand neighbour's, in every view.
-        score_at = views + fields["scores"].start + relative
-        self._score_at = np.concatenate([score_at, score_at[self._left]], axis=1)
-        #: Every view's Round Card row 0 (+ round * 10 + attribute).
-        self._round_card_at = views + fields["round_cards"].start
-
-        # The status one-hots (every view) and choosers of every (phase, round, start
-        # player, turn), from the rules' own table; round N is the end (all zeros).
-        self._status_keys = (2, n + 1, n, n + 1)
-        width = self._status.stop - self._status.start
-        status = np.zeros((*self._status_keys, n, width), dtype=np.float32)
-        choosers = np.zeros((*self._status_keys, n), dtype=bool)
-        buffer = game.state_layout.zeros()
-        for phase in (DRAFTING, PLAYING):
-            for r in range(n):
-                for start in range(n):
-                    for turn in range(n + 1):
-                        seated, buffer[game.status_span] = game.positions[phase][r][start][turn]
-                        choosers[phase, r, start, turn, list(seated)] = True
-                        for q in range(n):
-                            view = buffer.take(game.gather[q])
-                            status[phase, r, start, turn, q] = view[self._status]
-        self._status_table = status.reshape(-1, n, width)
-        self._chooser_table = choosers.reshape(-1, n)
+        self._left = (seats + 1) % n
+        self._stride = n * size  # one game's block of ``obs``
 
         # Round r's pool is deck cards [low, low + size): the end of what is left.
         left = DECK_SIZE - HAND_SIZE * n - 1
         high = np.maximum(0, left - (n + 1) * seats)
         self._pool_low = np.maximum(0, high - (n + 1))
         self._pool_size = high - self._pool_low
-        self._pool_offsets = np.arange(n + 1)
+        #: Where each deck position is dealt (``_tally``): seat s's hand (s), round r's
+        #: pool (N + r) or neither (2N: the Game Card, the cards left at the end).
+        slot = np.full(DECK_SIZE, 2 * n)
+        slot[DECK_SIZE - 1 - np.arange(HAND_SIZE * n)] = np.tile(seats, HAND_SIZE)
+        for r in range(n):
+            slot[self._pool_low[r] : self._pool_low[r] + self._pool_size[r]] = n + r
+        self._deal_bins = slot * NUM_TYPES
+        self._tally_width = (2 * n + 1) * NUM_TYPES
+
+        self._scoring_width = (n + 1) * n + (TOTAL + 1) * n
+        self._make_position_tables()
+        self._make_move_tables()
 
         #: Every seat's observation of every game, kept up to date.
-        self.obs = np.zeros((b, n, size), dtype=np.float32)
+        self.obs = np.zeros((b, n, size), dtype=OBS_DTYPE)
         #: The shuffled deck; ``0:pool_low[round]`` are the undealt cards (the end first).
         self.deck = np.zeros((b, DECK_SIZE), dtype=np.int64)
-        self.hands = np.zeros((b, n, NUM_TYPES), dtype=np.int8)
-        self.known = np.zeros((b, n, NUM_TYPES), dtype=np.int8)  # drafted and still held
-        self.pool = np.zeros((b, NUM_TYPES), dtype=np.int8)
-        self.pool_kinds = np.zeros(b, dtype=np.int64)  # card types in the pool
-        self.boards = np.full((b, n, n), NO_CARD, dtype=np.int64)  # [game, seat, position]
-        self.round_cards = np.full((b, n), NO_CARD, dtype=np.int64)
+        #: The position of every game (``_key_of``).
+        self._key = np.zeros(b, dtype=np.int64)
+        #: Card counts over the actions: hands (rows 0..N-1, play half), pool (row N, draft
+        #: half), zeros elsewhere (row N + 1 is all zeros).
+        self._counts = np.zeros((b, n + 2, NUM_ACTIONS), dtype=np.int8)
+        self.hands = self._counts[:, :n, PLAY:]
+        self.pool = self._counts[:, n, :PLAY]
+        #: Each round's pool as it is dealt, and minus it (what the pool and unseen counts
+        #: of every view gain): ``[game, round]``, counted from the deck at the deal.
+        self._refills = np.zeros((b, n, NUM_ACTIONS), dtype=np.int8)
+        #: What a board card's score reads and changes, one block per game: the boards
+        #: (``[seat, position]``), the Round Cards, then the running score parts of
+        #: ``ForslagState`` (``[part, seat]``: each board's colour and shape counts, its
+        #: largest set and its score, match points + 3 per set card).
+        self._scoring = np.zeros((b, self._scoring_width), dtype=np.int64)
+        self.boards = self._scoring[:, : n * n].reshape(b, n, n)
+        self.round_cards = self._scoring[:, n * n : (n + 1) * n]
+        parts = self._scoring[:, (n + 1) * n :].reshape(b, TOTAL + 1, n)
+        self.attributes = parts[:, :NUM_ATTRIBUTES].transpose(0, 2, 1)
+        self.largest = parts[:, LARGEST]
+        self._totals = parts[:, TOTAL]
         self.game_card = np.zeros(b, dtype=np.int64)
-        self.round = np.zeros(b, dtype=np.int64)  # N: the game is over
-        self.start_player = np.zeros(b, dtype=np.int64)
-        self.turn = np.zeros(b, dtype=np.int64)
-        self.phase = np.zeros(b, dtype=np.int64)
-        #: Running score parts (``ForslagState``): match points, each board's colour and
-        #: shape counts, its largest set; the score is match points + 3 per set card.
-        self.match_points = np.zeros((b, n), dtype=np.int64)
-        self.attributes = np.zeros((b, n, NUM_ATTRIBUTES), dtype=np.int64)
-        self.largest = np.zeros((b, n), dtype=np.int64)
         self._to_act = np.zeros((b, n), dtype=bool)
         self._masks = np.zeros((b, n, NUM_ACTIONS), dtype=bool)
         # Flat views (writes go through).
         self._flat = self.obs.reshape(-1)
         self._obs_rows = self.obs.reshape(b * n, size)
-        self._deck_flat = self.deck.reshape(-1)
-        self._hands_flat = self.hands.reshape(-1)
-        self._hand_rows = self.hands.reshape(b * n, NUM_TYPES)
-        self._known_flat = self.known.reshape(-1)
-        self._pool_flat = self.pool.reshape(-1)
-        self._boards_flat = self.boards.reshape(-1)
-        self._round_cards_flat = self.round_cards.reshape(-1)
-        self._points_flat = self.match_points.reshape(-1)
-        self._attributes_flat = self.attributes.reshape(-1)
-        self._largest_flat = self.largest.reshape(-1)
+        self._counts_flat = self._counts.reshape(-1)
+        self._count_rows = self._counts.reshape(b * (n + 2), NUM_ACTIONS)
+        self._counts_width = (n + 2) * NUM_ACTIONS
+        self._refill_rows = self._refills.reshape(b * n, NUM_ACTIONS)
+        self._scoring_flat = self._scoring.reshape(-1)
         self._mask_rows = self._masks.reshape(b * n, NUM_ACTIONS)
+        self._first_cells = np.arange(0, b * n, n)  # each game's first (game, seat) cell
+        #: The status one-hots of every view, each as one record (one copy per view).
+        status = status_span(self.observation_layout)
+        record = np.dtype((np.void, (status.stop - status.start) * self.obs.itemsize))
+        itemsize = self.obs.itemsize
+        raw = self.obs.view(np.uint8)[..., status.start * itemsize : status.stop * itemsize]
+        self._status_records = raw.view(record)[..., 0]
+        self._status_table = self._status_table.view(record)[..., 0]
+
+    # --- tables, made once per configuration ----------------------------------------
+    def _key_of(self, phase: Index, r: Index, start: Index, turn: Index) -> Index:
+        """The position key of (phase, round, start player, turn): ints or arrays."""
+        n = self.num_players
+        return ((phase * (n + 1) + r) * n + start) * (n + 1) + turn
+
+    def _next_position(self, phase: int, r: int, start: int, turn: int) -> tuple[int, ...]:
+        """The position after the move of ``(phase, r, start, turn)`` (``_after_draft``,
+        ``_after_play`` and ``_end_round`` of the rules); the end stays the end."""
+        n = self.num_players
+        if r >= n:
+            return phase, r, start, turn
+        if phase == DRAFTING:
+            if not self.simultaneous:
+                return PLAYING, r, start, turn
+            turn = min(turn + 1, n)
+            return (PLAYING if turn == n else DRAFTING), r, start, turn
+        if not self.simultaneous:
+            phase, turn = DRAFTING, min(turn + 1, n)
+            if turn < n:
+                return phase, r, start, turn
+        if r + 1 >= n:  # the game is over
+            return phase, r + 1, start, turn
+        return DRAFTING, r + 1, (start + 1) % n, 0
+
+    def _make_position_tables(self) -> None:
+        """Everything read from a position: its status one-hots (every view) and choosers,
+        from the rules' own table (round N is the end: all zeros), the seat to move, the
+        next position, ..."""
+        game, n = self.game, self.num_players
+        shape = (2, n + 1, n, n + 1)  # phase, round (N: the end), start player, turn
+        positions = np.arange(int(np.prod(shape)))
+        phase, r, start, turn = np.unravel_index(positions, shape)
+        phase, r, start, turn = (np.ascontiguousarray(x) for x in (phase, r, start, turn))
+        self._round_of, self._start_of, self._turn_of, self._phase_of = r, start, turn, phase
+        status = status_span(self.observation_layout)
+        table = np.zeros((len(positions), n, status.stop - status.start), dtype=OBS_DTYPE)
+        choosers = np.zeros((len(positions), n), dtype=bool)
+        buffer = game.state_layout.zeros()
+        for key in positions[r < n].tolist():
+            seated, buffer[game.status_span] = game.positions[phase[key]][r[key]][start[key]][
+                turn[key]
+            ]
+            choosers[key, list(seated)] = True
+            for q in range(n):
+                table[key, q] = buffer.take(game.gather[q])[status]
+        self._status_table, self._chooser_table = table, choosers
+        live = r < n
+        first = np.minimum(r, n - 1)  # the end reads round N - 1's tables (never used)
+        seat = (start + turn) % n
+        drafting = live & (phase == DRAFTING)
+        all_play = live & (phase == PLAYING) & self.simultaneous
+        self._seat_of = seat  # the drafter or the seat playing in turn
+        self._drafting_of = drafting
+        #: Every seat plays a board card (simultaneous).
+        self._all_play_of = all_play
+        #: ``(round * N + seat) * 50``: the move of the seat to move is this + the action.
+        self._move_base = (first * n + seat) * NUM_ACTIONS
+        self._round_base = first * n * NUM_ACTIONS
+        #: Which row of ``_counts`` holds the mask of the seat to move: the pool, its
+        #: hand, or none (the end; every seat playing is masked row by row).
+        self._mask_row_of = np.where(drafting, n, np.where(live & ~all_play, seat, n + 1))
+        #: A draft may be forced (one card type left) only with COPIES cards or fewer.
+        self._may_force = drafting & (self._pool_size[first] - turn <= COPIES)
+        every = zip(phase.tolist(), r.tolist(), start.tolist(), turn.tolist(), strict=True)
+        after = [self._key_of(*self._next_position(*position)) for position in every]
+        self._after_move = np.array(after, dtype=np.int64)
+        next_round = r[self._after_move]
+        #: The move ends the round and the next one is played: a Round Card and a pool.
+        self._opens_round = live & (next_round > r) & (next_round < n)
+        self._over_of = ~live
+
+    def _make_move_tables(self) -> None:
+        """Every move, ``(round * N + seat) * 50 + action``: the entries of ``obs`` it
+        changes (``_move_at``: 3 groups of one entry per view, changed by ``_move_deltas``),
+        the counts (``_count_at``); for a board card, the cards and score parts it reads
+        and the scores it writes in every view. Tables are ``(entries, moves)``, so that a
+        batch's gather is ``(entries, games)``; but ``_move_at`` and ``_move_deltas`` are
+        ``(moves, entries)``: ``np.add.at`` then changes one game's views at a time, while
+        they are in the cache (a few percent faster)."""
+        n, size, col = self.num_players, self.observation_size, self._columns
+        seats = np.arange(n)
+        views = seats * size
+        relative = (seats[:, None] - seats[None, :]) % n  # [s, q]: s's row in q's view
+        r, s, action = np.unravel_index(np.arange(n * n * NUM_ACTIONS), (n, n, NUM_ACTIONS))
+        moves = np.arange(len(s))
+        card = action % NUM_TYPES
+        plays = action >= PLAY
+        self._plays = plays
+        self._card_of = card
+        right, left = (s - 1) % n, self._left[s]
+        # Seat s's hand row in every view (+ card): the whole hand in its own view, what it
+        # drafted and holds in the others'; there, in its left-hand neighbour's view.
+        hand_at = views + col["hands"] + relative * NUM_TYPES + card[:, None, None]
+        own = hand_at[moves, s]  # (moves, N): every view's row of the mover
+        self._known_at = own[moves, left]
+        # [drafted, group, view, move]. A board card: off the hand in the mover's view and,
+        # in the others', off its drafted row (a drafted copy is played first) or off
+        # their unseen count (a dealt card is now public); its colour and shape one-hots
+        # on every view's board.
+        at = np.empty((2, 3, n, len(s)), dtype=np.int64)
+        at[0, 0] = np.where(seats == s[:, None], own, views + col["unseen"] + card[:, None]).T
+        at[1, 0] = own.T
+        board = views + col["boards"] + (relative[s] * n + r[:, None]) * NUM_ATTRIBUTES
+        at[:, 1] = (board + COLOUR[card][:, None]).T
+        at[:, 2] = (board + SHAPE_ATTRIBUTE[card][:, None]).T
+        # A draft: onto the drafter's row in every view, off every pool; group 2 repeats
+        # group 0 with a change of 0 (``np.add.at`` adds repeats up).
+        drafts = ~plays
+        at[:, 0, :, drafts] = own[drafts][:, None]
+        at[:, 1, :, drafts] = (views + col["pool"] + card[:, None])[drafts][:, None]
+        at[:, 2, :, drafts] = own[drafts][:, None]
+        #: ``[move + drafted * moves]`` (``drafted``: the card played was drafted).
+        self._move_at = at.transpose(0, 3, 1, 2).reshape(2 * len(s), 3 * n)
+        deltas = np.zeros((3, n, len(s)), dtype=OBS_DTYPE)
+        deltas[0, :, drafts], deltas[1, :, drafts] = 1, -1
+        deltas[0, :, plays], deltas[1:, :, plays] = -1, 1
+        self._move_deltas = np.ascontiguousarray(deltas.reshape(3 * n, len(s)).T)
+        #: A board card's two scores in every view: the mover's, its left-hand neighbour's.
+        scores = np.tile(views + col["scores"], 2)[:, None]
+        self._score_at = np.ascontiguousarray(
+            scores + np.concatenate([relative[s], relative[left]], axis=1).T
+        )
+        # Counts (a game's block of ``_counts``): a draft takes a pool card to the hand; a
+        # board card leaves the hand (the other entry: the zero row, unchanged).
+        hand = s * NUM_ACTIONS + PLAY + card
+        pool = n * NUM_ACTIONS + card
+        self._count_at = np.stack(
+            [np.where(plays, hand, pool), np.where(plays, (n + 1) * NUM_ACTIONS, hand)]
+        )
+        self._count_deltas = np.stack([np.full(len(s), -1), np.where(plays, 0, 1)]).astype(np.int8)
+        # What a board card reads in a game's block of ``_scoring``: the cards of its match
+        # lines (``LINE_WEIGHTS``' order: the neighbours' and the Round Card at position r,
+        # the Game Card, Round Card 0), then what it writes: its board slot, the mover's
+        # colour and shape counts, largest set and score, its left-hand neighbour's score.
+        parts = (n + 1) * n + np.stack(
+            [COLOUR[card] * n + s, SHAPE_ATTRIBUTE[card] * n + s, LARGEST * n + s]
+            + [TOTAL * n + s, TOTAL * n + left]
+        )
+        lines = [right * n + r, n * n + r, np.full_like(r, n * n), left * n + r]
+        self._scoring_at = np.concatenate([np.stack([*lines, s * n + r]), parts])
+        #: A Round Card's one-hots in every view (``[:, card]``, + round * 10), +1 each;
+        #: NO_CARD (none): entries 0 and 1, a change of 0.
+        pairs = np.concatenate([ATTRIBUTE_PAIRS, [[0, 1]]])
+        at = (views + col["round_cards"] + pairs[:, :, None]).reshape(-1, 2 * n)
+        self._leftover_at = np.ascontiguousarray(at.T)
+        ones = np.array([[1] * NUM_TYPES + [0]], dtype=OBS_DTYPE)
+        self._leftover_ones = np.repeat(ones, 2 * n, axis=0)
 
     # --- dealing ---------------------------------------------------------------------
     def _shuffle(self, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -227,40 +380,46 @@ class ForslagVector(BatchedEngine):
         decks, start_players = self._shuffle(games)
         self._start(games, np.asarray(decks, dtype=np.int64), np.asarray(start_players))
 
+    def _tally(self, decks: np.ndarray) -> np.ndarray:
+        """``(k, 2N, 25)`` int8 counts of the decks' deals: each seat's two hand cards (rows
+        0..N-1) and each round's pool (rows N..2N-1); one ``bincount``."""
+        k, n = len(decks), self.num_players
+        bins = (np.arange(k) * self._tally_width)[:, None] + self._deal_bins + decks
+        counts = np.bincount(bins.ravel(), minlength=k * self._tally_width)
+        return counts.reshape(k, 2 * n + 1, NUM_TYPES)[:, : 2 * n].astype(np.int8)
+
     def _start(self, games: np.ndarray, decks: np.ndarray, start_players: np.ndarray) -> None:
         """Deal as ``ForslagState.__init__``: from the end of each deck, one card to every
         seat twice, then the Game Card, then round 1's pool."""
         n, k = self.num_players, len(games)
         self.deck[games] = decks
-        dealt = decks[:, DECK_SIZE - 1 - np.arange(HAND_SIZE * n)].reshape(k, HAND_SIZE, n)
-        hands = ONE_CARD[dealt].sum(axis=1, dtype=np.int8)  # (k, N, 25)
+        tally = self._tally(decks)
+        hands, pools = tally[:, :n], tally[:, n:]
+        pool = pools[:, 0]
+        self._refills[games] = np.concatenate([pools, -pools], axis=2)
+        counts = np.zeros((k, n + 2, NUM_ACTIONS), dtype=np.int8)
+        counts[:, :n, PLAY:] = hands
+        counts[:, n, :PLAY] = pool
+        self._counts[games] = counts
         game_card = decks[:, DECK_SIZE - 1 - HAND_SIZE * n]
-        self.hands[games] = hands
-        self.known[games] = 0
-        self.boards[games] = NO_CARD
-        self.round_cards[games] = NO_CARD
-        self.round_cards[games, 0] = game_card
+        scoring = np.zeros((k, self._scoring_width), dtype=np.int64)
+        scoring[:, : (n + 1) * n] = NO_CARD
+        scoring[:, n * n] = game_card  # the Game Card is round 1's Round Card
+        self._scoring[games] = scoring
         self.game_card[games] = game_card
-        self.round[games] = 0
-        self.start_player[games] = start_players
-        self.turn[games] = 0
-        self.phase[games] = DRAFTING
-        self.match_points[games] = 0
-        self.attributes[games] = 0
-        self.largest[games] = 0
-        fields = self.observation_layout.fields
-        views = np.zeros((k, n, self.observation_size), dtype=np.float32)
-        start = fields["hands"].start
-        views[:, :, start : start + NUM_TYPES] = hands  # each seat's own hand: its row 0
-        start = fields["unseen"].start
-        views[:, :, start : start + NUM_TYPES] = COPIES - ONE_CARD[game_card][:, None] - hands
+        keys = self._key_of(DRAFTING, 0, start_players, 0)
+        self._key[games] = keys
+        col = self._columns
+        views = np.zeros((k, n, self.observation_size), dtype=OBS_DTYPE)
+        views[:, :, col["hands"] : col["hands"] + NUM_TYPES] = hands  # own hand: row 0
+        views[:, :, col["pool"] : col["pool"] + NUM_TYPES] = pool[:, None]
+        unseen = COPIES - ONE_CARD[game_card][:, None] - hands - pool[:, None]
+        views[:, :, col["unseen"] : col["unseen"] + NUM_TYPES] = unseen
         one_hot = ATTRIBUTE_ROWS[game_card][:, None]
-        for name in ("game_card", "round_cards"):  # the Game Card is round 1's Round Card
-            start = fields[name].start
-            views[:, :, start : start + NUM_ATTRIBUTES] = one_hot
+        for name in ("game_card", "round_cards"):
+            views[:, :, col[name] : col[name] + NUM_ATTRIBUTES] = one_hot
         self.obs[games] = views
-        self._refill(games)
-        self._settle(games)
+        self._settle(games, keys)
         self._refresh(games)
 
     def _load(self, games: np.ndarray, states: Sequence[ForslagState]) -> None:
@@ -274,32 +433,56 @@ class ForslagVector(BatchedEngine):
                 )
             self.deck[row, : len(state.deck)] = state.deck
             self.hands[row] = state.hands
-            self.known[row] = state.known
             self.pool[row] = state.pool
-            self.pool_kinds[row] = state.pool_kinds
             self.boards[row] = np.where(state.boards < 0, NO_CARD, state.boards)
             self.round_cards[row] = np.where(state.round_cards < 0, NO_CARD, state.round_cards)
             self.game_card[row] = state.game_card
-            self.round[row] = state.round
-            self.start_player[row] = state.start_player
-            self.turn[row] = state.turn
-            self.phase[row] = state.phase
-            self.match_points[row] = state.match_points
+            self._key[row] = self._key_of(state.phase, state.round, state.start_player, state.turn)
             self.attributes[row] = state.attribute_counts
             self.largest[row] = state.largest
+            self._totals[row] = state.match_points
+            self._totals[row] += LARGEST_SET_POINTS * self.largest[row]
             for q in range(n):
                 self.obs[row, q] = self.game.observation(state, q)
+        # The later rounds' pools (from the undealt deck; the others are not read).
+        pools = self._tally(self.deck[games])[:, n:]
+        self._refills[games] = np.concatenate([pools, -pools], axis=2)
         self._refresh(games)
 
     # --- what the seats read ---------------------------------------------------------
+    @property
+    def round(self) -> np.ndarray:
+        """Every game's round, ``(B,)`` (N: the game is over)."""
+        return self._round_of.take(self._key)
+
+    @property
+    def start_player(self) -> np.ndarray:
+        return self._start_of.take(self._key)
+
+    @property
+    def turn(self) -> np.ndarray:
+        return self._turn_of.take(self._key)
+
+    @property
+    def phase(self) -> np.ndarray:
+        return self._phase_of.take(self._key)
+
+    @property
+    def known(self) -> np.ndarray:
+        """The cards each seat drafted and still holds, ``(B, N, 25)`` int8: its row (the
+        last) in its left-hand neighbour's view."""
+        start = self._columns["hands"] + (self.num_players - 1) * NUM_TYPES
+        return self.obs[:, self._left, start : start + NUM_TYPES].astype(np.int8, copy=False)
+
     def observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        return self._obs_rows.take(games * self.num_players + seats, axis=0)
+        rows = self._obs_rows.take(games * self.num_players + seats, axis=0)
+        return rows.astype(np.float32)
 
     def observations(self) -> np.ndarray:
-        return self.obs.copy()
+        return self.obs.astype(np.float32)
 
     def _every_seat(self, games: np.ndarray) -> np.ndarray:
-        return self.obs.take(games, axis=0)
+        return self.obs.take(games, axis=0).astype(np.float32)
 
     def masks(self) -> np.ndarray:
         """Every seat's legal actions: ``(B, N, 50)`` bool (a copy): the pool's card types
@@ -314,181 +497,134 @@ class ForslagVector(BatchedEngine):
     def scores(self) -> np.ndarray:
         """Every seat's score as it stands: ``(B, N)`` float64 (a new array): match points
         plus 3 per card of the largest set."""
-        scores = self.match_points + LARGEST_SET_POINTS * self.largest
-        return scores.astype(np.float64)
+        return self._totals.astype(np.float64)
 
     # --- playing ---------------------------------------------------------------------
     def _apply(self, games: np.ndarray, actions: np.ndarray) -> np.ndarray:
         n = self.num_players
-        drafting = self.phase[games] == DRAFTING
-        seat = (self.start_player[games] + self.turn[games]) % n
-        chosen = actions[np.arange(len(games)), seat]  # the one chooser's, where one chooses
-        if drafting.any():
-            rows = games[drafting]
-            self._draft(rows, seat[drafting], chosen[drafting] - DRAFT)
-            self._after_draft(rows)
-        if not drafting.all():
-            playing = ~drafting
-            rows = games[playing]
-            if self.simultaneous:  # in seat order, as the rules apply a joint action
-                for p in range(n):
-                    self._play(rows, np.full(len(rows), p), actions[playing, p] - PLAY)
-                self._end_round(rows)
-            else:
-                self._play(rows, seat[playing], chosen[playing] - PLAY)
-                self.turn[rows] += 1
-                self.phase[rows] = DRAFTING
-                self._end_round(rows[self.turn[rows] == n])
-        self._settle(games)
-        self._refresh(games)
-        return self.round[games] >= n
-
-    def _draft(self, rows: np.ndarray, seats: np.ndarray, cards: np.ndarray) -> None:
-        """Seat ``seats[i]`` takes a pool card of type ``cards[i]`` in game ``rows[i]``:
-        everyone sees it go from the pool to that seat's hand (no unseen count changes)."""
-        at = rows * NUM_TYPES + cards
-        left = self._pool_flat[at] - 1
-        self._pool_flat[at] = left
-        self.pool_kinds[rows] -= left == 0
-        seat_card = seats * NUM_TYPES + cards
-        at = rows * (self.num_players * NUM_TYPES) + seat_card
-        self._hands_flat[at] += 1
-        self._known_flat[at] += 1
-        at = (rows * self._stride)[:, None] + self._draft_at.take(seat_card, axis=0)
-        self._flat[at] += self._draft_signs
-
-    def _play(self, rows: np.ndarray, seats: np.ndarray, cards: np.ndarray) -> None:
-        """Seat ``seats[i]`` plays a hand card of type ``cards[i]`` to its board in game
-        ``rows[i]`` (distinct rows), then the running scores (``ForslagState._play``)."""
-        n = self.num_players
-        seat_rows = rows * n  # + seat: a (game, seat) cell of the (B, N) arrays
-        own = seat_rows + seats
-        seat_card = seats * NUM_TYPES + cards
-        at = rows * (n * NUM_TYPES) + seat_card
-        known = self._known_flat[at]
-        drafted = known > 0  # a drafted copy is played first
-        self._known_flat[at] = known - drafted
-        self._hands_flat[at] -= 1
-        block = rows * self._stride
-        taken = self._play_at.take(seat_card + (seats + drafted) * NUM_TYPES, axis=0)
-        self._flat[block[:, None] + taken] -= 1.0
-        r = self.round[rows]
-        self._boards_flat[own * n + r] = cards
-        one_hots = self._board_at.take(seat_card, axis=0)
-        self._flat[(block + r * NUM_ATTRIBUTES)[:, None] + one_hots] = 1.0
-        # Match lines against the Game Card, the Round Card and the right-hand neighbour;
-        # the left-hand neighbour's line against this card too, if it has played here.
-        left = seat_rows + self._left[seats]
-        match = cards * MATCH_WIDTH
-        boards, points = self._boards_flat, self._points_flat
-        own_points = points[own] + (
-            GAME_CARD_POINTS * MATCH_FLAT[match + self.game_card[rows]]
-            + ROUND_CARD_POINTS * MATCH_FLAT[match + self._round_cards_flat[seat_rows + r]]
-            + NEIGHBOUR_POINTS
-            * MATCH_FLAT[match + boards[(seat_rows + self._right[seats]) * n + r]]
-        )
-        points[own] = own_points
-        left_points = points[left] + NEIGHBOUR_POINTS * MATCH_FLAT[match + boards[left * n + r]]
-        points[left] = left_points
-        # Attribute counts only grow, so the largest set is a running maximum.
-        at = own * NUM_ATTRIBUTES
-        colour, shape = at + COLOUR[cards], at + SHAPE_ATTRIBUTE[cards]
-        attributes = self._attributes_flat
-        colours = attributes[colour] + 1
-        attributes[colour] = colours
-        shapes = attributes[shape] + 1
-        attributes[shape] = shapes
-        largest = np.maximum(self._largest_flat[own], colours)
-        np.maximum(largest, shapes, out=largest)
-        self._largest_flat[own] = largest
-        # The two scores that may change, in every view.
-        scores = np.empty((len(rows), 2), dtype=np.float32)
-        scores[:, 0] = own_points + LARGEST_SET_POINTS * largest
-        scores[:, 1] = left_points + LARGEST_SET_POINTS * self._largest_flat[left]
-        at = block[:, None] + self._score_at.take(seats, axis=0)
-        self._flat[at] = np.repeat(scores, n, axis=1)
-
-    def _after_draft(self, rows: np.ndarray) -> None:
-        if self.simultaneous:  # every seat drafts in turn, then all play
-            self.turn[rows] += 1
-            self.phase[rows[self.turn[rows] == self.num_players]] = PLAYING
+        keys = self._key.take(games)
+        if not self.simultaneous:  # one chooser per game
+            cells = self._first_cells[: len(games)] + self._seat_of.take(keys)
+            self._move(games, self._move_base.take(keys) + actions.reshape(-1).take(cells))
         else:
-            self.phase[rows] = PLAYING
+            drafting = self._drafting_of.take(keys)
+            rows = np.flatnonzero(drafting)
+            if len(rows):
+                seats = self._seat_of.take(keys.take(rows))
+                chosen = actions.reshape(-1).take(rows * n + seats)
+                self._move(games.take(rows), self._move_base.take(keys.take(rows)) + chosen)
+            rows = np.flatnonzero(~drafting)
+            if len(rows):  # in seat order, as the rules apply a joint action
+                playing, bases = games.take(rows), self._round_base.take(keys.take(rows))
+                for p in range(n):
+                    self._move(playing, bases + p * NUM_ACTIONS + actions[rows, p])
+        after = self._after_move.take(keys)
+        self._key[games] = after
+        opens = self._opens_round.take(keys)
+        if opens.any():
+            self._open_round(games[opens], after[opens])
+        self._settle(games, after)
+        self._refresh(games)
+        return self._over_of.take(self._key.take(games))
 
-    def _end_round(self, rows: np.ndarray) -> None:
-        """The round is over in ``rows``: the leftover pool card becomes the next Round
-        Card (none if the pool ran dry), the pool is refilled, the start player passes
-        left; after the last round the game is over (``round == N``)."""
+    def _move(self, rows: np.ndarray, moves: np.ndarray) -> None:
+        """One move in each of ``rows`` (distinct): ``moves`` are ``(round * N + seat) * 50
+        + action`` (``_make_move_tables``). The position is not changed here."""
+        block = rows * self._stride
+        drafted = self._flat.take(block + self._known_at.take(moves)) > 0
+        at = self._move_at.take(moves + drafted * len(self._plays), axis=0)
+        at += block[:, None]
+        # ``np.add.at`` on flat indices and values of obs's dtype: its indexed loop takes
+        # about 60% of the time of ``a[at] += b`` (and repeats add up).
+        np.add.at(self._flat, at.ravel(), self._move_deltas.take(moves, axis=0).ravel())
+        counts = self._count_at.take(moves, axis=1)
+        counts += rows * self._counts_width
+        np.add.at(self._counts_flat, counts.ravel(), self._count_deltas.take(moves, axis=1).ravel())
+        plays = np.flatnonzero(self._plays.take(moves))
+        if len(plays):
+            self._score(rows.take(plays), moves.take(plays))
+
+    def _score(self, rows: np.ndarray, moves: np.ndarray) -> None:
+        """Board cards (``ForslagState._play``): on the boards, then the running score parts
+        and the two scores that change (the player's, and its left-hand neighbour's: its
+        line against this card) in every view."""
         n = self.num_players
-        if not len(rows):
-            return
-        self.round[rows] += 1
-        rows = rows[self.round[rows] < n]
-        if not len(rows):
-            return
-        pool = self.pool.take(rows, axis=0)
-        one = pool.sum(axis=1) == 1
-        if one.any():
-            rows_one, leftover = rows[one], pool[one].argmax(axis=1)
-            r = self.round[rows_one]
-            self._round_cards_flat[rows_one * n + r] = leftover
-            at = (rows_one * self._stride + r * NUM_ATTRIBUTES)[:, None] + self._round_card_at
-            self._flat[at[:, :, None] + ATTRIBUTE_PAIRS[leftover][:, None, :]] = 1.0
-        self._refill(rows)
-        self.start_player[rows] = (self.start_player[rows] + 1) % n
-        self.turn[rows] = 0
-        self.phase[rows] = DRAFTING
+        cards = self._card_of.take(moves)
+        at = self._scoring_at.take(moves, axis=1)
+        at += rows * self._scoring_width
+        values = self._scoring_flat.take(at)
+        lines = LINE_POINTS.take(values[:4] + LINE_OF_CARD.take(cards, axis=1))
+        values[4] = cards
+        parts = values[5:]
+        # Attribute counts only grow, by one: the largest set grows by one or not at all.
+        parts[:2] += 1
+        grew = np.maximum(parts[0], parts[1]) > parts[2]
+        parts[2] += grew
+        parts[3] += lines[0] + lines[1] + lines[2] + LARGEST_SET_POINTS * grew
+        parts[4] += lines[3]
+        self._scoring_flat[at[4:]] = values[4:]
+        at = self._score_at.take(moves, axis=1)
+        at += rows * self._stride
+        self._flat[at] = parts[3:].repeat(n, axis=0)
 
-    def _refill(self, rows: np.ndarray) -> None:
-        """Round ``round[rows]``'s pool: the next cards from the end of the deck, face up
-        (every seat sees them: off every unseen count)."""
-        r = self.round[rows]
-        offsets = self._pool_offsets
-        positions = (rows * DECK_SIZE + self._pool_low[r])[:, None] + offsets
-        cards = self._deck_flat[positions]
-        cards[offsets >= self._pool_size[r][:, None]] = NO_CARD
-        pool = ONE_CARD[cards].sum(axis=1, dtype=np.int8)
-        self.pool[rows] = pool
-        self.pool_kinds[rows] = np.count_nonzero(pool, axis=1)
-        self.obs[rows, :, self._pool_col : self._pool_col + NUM_TYPES] = pool[:, None, :]
-        self.obs[rows, :, self._unseen_col : self._unseen_col + NUM_TYPES] -= pool[:, None, :]
+    def _open_round(self, rows: np.ndarray, keys: np.ndarray) -> None:
+        """Round ``round_of[keys]`` starts in ``rows``: the leftover pool card becomes its
+        Round Card (none if the pool ran dry), and its pool is dealt face up (every seat
+        sees it: off every unseen count)."""
+        n = self.num_players
+        r = self._round_of.take(keys)
+        pool_rows = rows * (n + 2) + n
+        old = self._count_rows.take(pool_rows, axis=0)  # the pool row: the draft half
+        leftover = np.where(old.any(axis=1), old.argmax(axis=1), NO_CARD)
+        self._scoring_flat[rows * self._scoring_width + n * n + r] = leftover
+        at = self._leftover_at.take(leftover, axis=1)
+        at += rows * self._stride + r * NUM_ATTRIBUTES
+        np.add.at(self._flat, at.ravel(), self._leftover_ones.take(leftover, axis=1).ravel())
+        refill = self._refill_rows.take(rows * n + r, axis=0)
+        self._count_rows[pool_rows, :PLAY] = refill[:, :PLAY]
+        refill[:, :PLAY] -= old[:, :PLAY]  # the pool: the new cards in, the leftover out
+        start = self._columns["pool"]
+        self.obs[rows, :, start : start + 2 * NUM_TYPES] += refill[:, None]
 
-    def _settle(self, rows: np.ndarray) -> None:
+    def _settle(self, rows: np.ndarray, keys: np.ndarray) -> None:
         """Make the drafts that are no choice (``ForslagState._settle``): a pool of one card
         type is drafted for the seat, an empty one skipped. At most ``N`` passes, each on
-        the rows still forced."""
+        the rows whose pool is small enough to be forced."""
         n = self.num_players
         while True:
-            kinds = self.pool_kinds[rows]
-            forced = (kinds <= 1) & (self.phase[rows] == DRAFTING) & (self.round[rows] < n)
+            maybe = self._may_force.take(keys)
+            if not maybe.any():
+                return
+            rows, keys = rows[maybe], keys[maybe]
+            pools = self._count_rows.take(rows * (n + 2) + n, axis=0)  # the pool rows
+            kinds = np.count_nonzero(pools, axis=1)
+            forced = kinds <= 1
             if not forced.any():
                 return
-            rows, single = rows[forced], kinds[forced] == 1
+            rows, keys, kinds, pools = rows[forced], keys[forced], kinds[forced], pools[forced]
+            single = kinds == 1
             if single.any():
-                drafters = rows[single]
-                seats = (self.start_player[drafters] + self.turn[drafters]) % n
-                self._draft(drafters, seats, self.pool.take(drafters, axis=0).argmax(axis=1))
-            self._after_draft(rows)
+                moves = self._move_base.take(keys[single]) + DRAFT + pools[single].argmax(axis=1)
+                self._move(rows[single], moves)
+            keys = self._after_move.take(keys)
+            self._key[rows] = keys
 
     def _refresh(self, rows: np.ndarray) -> None:
         """The status one-hots of every view, the choosers and the masks of ``rows``."""
         n = self.num_players
-        at = slice(None) if len(rows) == self.num_envs else rows  # all rows: no gathers
-        phase, rounds = self.phase[at], self.round[at]
-        start, turn = self.start_player[at], self.turn[at]
-        key = np.ravel_multi_index((phase, rounds, start, turn), self._status_keys)
-        self.obs[at, :, self._status] = self._status_table.take(key, axis=0)
-        self._to_act[at] = self._chooser_table.take(key, axis=0)
+        if len(rows) == self.num_envs:  # all rows: no gathers
+            at, keys = slice(None), self._key
+        else:
+            at, keys = rows, self._key.take(rows)
+        self._status_records[at] = self._status_table.take(keys, axis=0)
+        self._to_act[at] = self._chooser_table.take(keys, axis=0)
         # The masks: the pool's types for the drafter, the hand's for the seats playing.
         self._masks[at] = False
-        going = rounds < n
-        cells = rows * n + (start + turn) % n  # the drafter's (or in-turn player's) cell
-        drafting = going & (phase == DRAFTING)
-        self._mask_rows[cells[drafting], :PLAY] = self.pool.take(rows[drafting], axis=0) > 0
-        playing = going & (phase == PLAYING)
+        cells = rows * n + self._seat_of.take(keys)
+        sources = rows * (n + 2) + self._mask_row_of.take(keys)
+        self._mask_rows[cells] = self._count_rows.take(sources, axis=0) > 0
         if self.simultaneous:
-            chosen = rows[playing]
-            self._masks[chosen, :, PLAY:] = self.hands.take(chosen, axis=0) > 0
-        else:
-            cells = cells[playing]
-            self._mask_rows[cells, PLAY:] = self._hand_rows.take(cells, axis=0) > 0
+            every = self._all_play_of.take(keys)
+            if every.any():
+                chosen = rows[every]
+                self._masks[chosen] = self._counts[chosen, :n] > 0

@@ -115,6 +115,8 @@ class PicoVector(BatchedEngine):
     """
 
     game_class = PicoGame
+    #: The generator draws only at the deal (see the module docstring).
+    draws_after_deal = False
 
     def _allocate(self) -> None:
         game, b, n = self.game, self.num_envs, self.num_players
