@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import envs
+from envs.core.game import State
 from envs.pick_and_pack.rules import PickAndPackState
 from envs.pick_and_pack.vector import PickAndPackVector
-from training.agents.search import RolloutPolicy, best_legal
+from training.agents.search import best_legal
 
 CONFIGS = [
     {},
@@ -45,20 +46,12 @@ def positions(game, seeds: int, every: int = 4) -> Iterator[PickAndPackState]:
             step += 1
 
 
-def generic_play_out(state: PickAndPackState, rng: np.random.Generator) -> np.ndarray:
-    """``RolloutPolicy.play_out``'s own loop (masks and ``apply_legal``)."""
-    policy = RolloutPolicy(state.game)
-    while state.to_act():
-        state.apply_legal({p: policy.action(state, p, rng) for p in state.to_act()})
-    return state.scores()
-
-
 @pytest.mark.parametrize("options", CONFIGS, ids=str)
 def test_random_play_out_is_the_generic_rollout(options):
     for i, state in enumerate(positions(make_game(options), seeds=3)):
         plain, fast = state.clone(), state.clone()
         plain_rng, fast_rng = np.random.default_rng(i), np.random.default_rng(i)
-        scores = generic_play_out(plain, plain_rng)
+        scores = State.random_play_out(plain, plain_rng)  # the core's generic rollout
         assert fast.random_play_out(fast_rng).tolist() == scores.tolist()
         assert fast.position() == plain.position()
         assert np.array_equal(fast.view, plain.view)

@@ -136,6 +136,20 @@ class State(abc.ABC):
         again. Anything else corrupts the state: use ``apply``."""
         self._apply(joint)
 
+    def random_action(self, player: int, rng: np.random.Generator) -> int:
+        """A uniformly random legal action of ``player``: one draw, ``rng.integers(k)``,
+        picks among the ``k`` legal actions in ascending order."""
+        legal = self.legal_mask(player).nonzero()[0]
+        return int(legal[rng.integers(len(legal))])
+
+    def random_play_out(self, rng: np.random.Generator) -> np.ndarray:
+        """Play to the end (in place) with ``random_action`` for every chooser, in seat
+        order; return the final scores. A game may override it with a faster rollout
+        that makes the same draws (a search's random rollouts call it)."""
+        while choosers := self.to_act():
+            self.apply_legal({p: self.random_action(p, rng) for p in choosers})
+        return self.scores()
+
     def clone(self) -> State:
         """An independent copy of the state; the (immutable) game is shared, not copied."""
         return copy.deepcopy(self, {id(self.game): self.game})

@@ -484,11 +484,8 @@ class PickAndPackState(State):
         return self.view[POINTS : POINTS + 2].astype(np.float64)  # kept with the crates
 
     def random_play_out(self, rng: np.random.Generator) -> np.ndarray:
-        """Play to the end (in place) with a uniformly random legal action for every
-        chooser; return the final scores. The same game and the same draws from ``rng``
-        as the generic rollout (``training.agents.search.RolloutPolicy``: per step, per
-        chooser in seat order, ``rng.integers(len(legal))`` picks from the ascending legal
-        actions), without building masks."""
+        """``State.random_play_out`` without building masks: the same game and the same
+        draws from ``rng``."""
         integers = rng.integers
         while self.phase != OVER:
             if self.phase == PLACING:

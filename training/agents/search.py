@@ -109,24 +109,18 @@ class RolloutPolicy:
             self.agent = spec_of(game).agent_factory("heuristic")(game)
 
     def action(self, state: State, player: int, rng: np.random.Generator) -> int:
-        mask = state.legal_mask(player)
         if self.agent is None:
-            legal = mask.nonzero()[0]  # (flatnonzero's result, without its ravel)
-            return int(legal[rng.integers(len(legal))])
+            return state.random_action(player, rng)
         observation = self.game.observation(state, player)
-        return int(self.agent.act(observation, mask.astype(np.int8), rng))
+        return int(self.agent.act(observation, state.legal_mask(player).astype(np.int8), rng))
 
     def play_out(self, state: State, rng: np.random.Generator) -> np.ndarray:
-        """Play ``state`` (changed in place) to the end; return the final scores. A state
-        with ``random_play_out(rng)`` (the same random rollout, the same draws, faster)
-        plays its random rollouts itself."""
-        if self.agent is None and hasattr(state, "random_play_out"):
+        """Play ``state`` (changed in place) to the end; return the final scores."""
+        if self.agent is None:
             return state.random_play_out(rng)
-        while True:
-            choosers = state.to_act()
-            if not choosers:
-                return state.scores()
+        while choosers := state.to_act():
             state.apply_legal({p: self.action(state, p, rng) for p in choosers})
+        return state.scores()
 
 
 class BatchedRollouts:
