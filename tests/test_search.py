@@ -9,7 +9,7 @@ import pytest
 import envs
 from envs.core.agents import Position, RandomAgent, decide
 from envs.core.game import Game, State
-from training.agents.search import ISMCTS, PIMC, outcomes
+from training.agents.search import ISMCTS, PIMC, HeuristicPIMC, outcomes
 from training.evaluate import head_to_head, make_agent
 from training.tournament import seat_rotated
 
@@ -185,6 +185,9 @@ def test_registered_in_every_game():
         game = spec.make_game()
         assert isinstance(make_agent(spec, game, "pimc"), PIMC)
         assert isinstance(make_agent(spec, game, "ismcts"), ISMCTS)
+        teacher = make_agent(spec, game, "pimc_heuristic")
+        assert isinstance(teacher, HeuristicPIMC)
+        assert teacher.rollout.agent is not None and teacher.outcome == "margin"
 
 
 def test_search_agents_are_called_with_a_position_by_decide():

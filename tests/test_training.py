@@ -768,9 +768,32 @@ def test_distillation_fits_the_teachers_value_softmax(tmp_path):
     assert fit["agreement"] > fit["agreement_before"] + 0.1
 
 
+def test_a_search_teacher_is_distilled_from_its_margins(tmp_path):
+    """``pimc_heuristic`` values the legal actions of the learner's position by their mean
+    score margin: the targets are the softmax of those values, the label is a best one."""
+    import numpy as np
+
+    args = training_train.Args(
+        env="hiddenhand/easter_collection-v0",
+        num_players=3,
+        teacher="pimc_heuristic",
+        opponents="heuristic:1",
+        imitate_steps=12,
+        imitate_temperature=0.5,
+    )
+    assert "pimc_heuristic" in training_train.valued_agents(envs.get_spec(args.env))
+    data = imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
+    targets, masks = data["targets"], data["masks"]
+    assert np.allclose(targets.sum(axis=1), 1) and (targets[~masks] == 0).all()
+    best = targets[np.arange(len(targets)), data["actions"]]
+    assert np.array_equal(best, targets.max(axis=1))
+    choices = masks.sum(axis=1) > 1
+    assert choices.any() and (targets[choices].max(axis=1) < 1).any()  # margins differ a little
+
+
 def test_distillation_needs_a_teacher_with_action_values(tmp_path):
     for temperature, message in (
-        (0.5, "'heuristic' has none.*agents with them: expert"),
+        (0.5, "'heuristic' has none.*agents with them: pimc_heuristic, expert"),
         (-1.0, "must be ≥ 0"),
     ):
         args = training_train.Args(

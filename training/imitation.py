@@ -10,8 +10,10 @@
   decisions itself, the teacher labels every state it reaches, and the fit is redone on
   all the data so far;
 - **distillation** (``--imitate-temperature T``): for a teacher that values its actions
-  (``action_values``), the policy fits ``softmax(values / T)`` over the legal actions
-  instead of the single best choice, so it learns which slips are cheap and which cost.
+  (``action_values``: an expert's from the observation, ``pimc_heuristic``'s score
+  margins from its search of the position), the policy fits ``softmax(values / T)`` over
+  the legal actions instead of the single best choice, so it learns which slips are cheap
+  and which cost.
 
 The fit has its own Adam optimizer and learning rate (``--imitate-learning-rate``,
 optionally annealed to 0 over each round with ``--imitate-anneal``).
@@ -52,6 +54,24 @@ def teacher_targets(values: np.ndarray, temperature: float) -> np.ndarray:
     return (weights / weights.sum()).astype(np.float32)
 
 
+def teacher_values(
+    teacher: Any,
+    observation: np.ndarray,
+    mask: np.ndarray,
+    position: Position | None,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The teacher's value of every action (-inf where illegal): from the observation, or
+    for a search (given its ``position``) from its search of the legal actions (a lone
+    legal action is valued 0 without one)."""
+    if position is None:
+        return teacher.action_values(observation, mask)
+    legal = np.flatnonzero(mask)
+    values = np.full(len(mask), -np.inf)
+    values[legal] = teacher.action_values(position, legal, rng) if len(legal) > 1 else 0.0
+    return values
+
+
 def collect_demonstrations(
     args: ImitationArgs, new_env: Callable[[], gymnasium.Env], student: Any = None
 ) -> dict[str, np.ndarray]:
@@ -64,6 +84,7 @@ def collect_demonstrations(
     base = env.unwrapped
     teacher = base.game_spec.agent_factory(args.teacher)(base.game)
     actor = student or teacher
+    searches = uses_position(teacher)
     rng = np.random.default_rng(args.seed + 10_000 + (student is not None))
     observations, masks, actions, returns, targets = [], [], [], [], []
     while len(actions) < args.imitate_steps:
@@ -71,12 +92,13 @@ def collect_demonstrations(
         rewards, done = [], False
         while not done:
             mask = info["action_mask"]
+            # A search reads the learner's position, not its view.
+            position = Position(base.table.state, base.learner) if searches else None
             if args.imitate_temperature:
-                values = teacher.action_values(observation, mask)
+                values = teacher_values(teacher, observation, mask, position, rng)
                 targets.append(teacher_targets(values, args.imitate_temperature))
                 label = int(np.argmax(values))
-            elif uses_position(teacher):  # a search: it reads the position, not the view
-                position = Position(base.table.state, base.learner)
+            elif searches:
                 label = teacher.act(observation, mask, rng, position=position)
             else:
                 label = teacher.act(observation, mask, rng)

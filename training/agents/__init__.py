@@ -15,6 +15,7 @@ EVERY_GAME = {
     "ppo": "training.agents.policy:shipped_policy",
     "pimc": "training.agents.search:pimc",
     "ismcts": "training.agents.search:ismcts",
+    "pimc_heuristic": "training.agents.search:HeuristicPIMC",
 }
 #: Each game's own agents: game name -> agent name -> ``"module:factory"``.
 GAME_AGENTS = {

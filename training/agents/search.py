@@ -80,6 +80,8 @@ from envs.core.vector import engine_class
 #: Default budgets (rollouts per decision): see the module docstring of each agent.
 DEFAULT_SAMPLES = 200
 DEFAULT_ITERATIONS = 200
+#: Rollouts per decision of ``pimc_heuristic``, a teacher whose rollouts cost far more.
+HEURISTIC_SAMPLES = 60
 #: UCT exploration constant for outcomes in [0, 1] (win shares).
 DEFAULT_EXPLORATION = 1.0
 
@@ -453,6 +455,16 @@ def pimc(game: Game) -> PIMC:
     """PIMC with the default budget and random rollouts, on the batched engine (the
     ``"pimc"`` agent)."""
     return PIMC(game)
+
+
+class HeuristicPIMC(PIMC):
+    """PIMC that plays every seat's rollouts with the game's heuristic and values an action
+    by its mean score margin (``outcome="margin"``, in points): an approximate best
+    response to the heuristic, a teacher for imitation (the ``"pimc_heuristic"`` agent,
+    ``--teacher pimc_heuristic``; ``--imitate-temperature`` distils its margins)."""
+
+    def __init__(self, game: Game, samples: int = HEURISTIC_SAMPLES) -> None:
+        super().__init__(game, samples, rollout="heuristic", outcome="margin")
 
 
 def ismcts(game: Game) -> ISMCTS:
