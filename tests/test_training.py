@@ -200,7 +200,6 @@ NOT_YET_SHIPPED = {
     "easter_collection_4p",
     "easter_collection_5p",
     "forslag_3p",
-    "forslag_3p_board_play-simultaneous",
     "pickup_6p",
 }
 
