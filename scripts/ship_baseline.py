@@ -47,9 +47,17 @@ def deflate(path: Path) -> None:
 def ship(run: Path, which: str = "model", half: bool = False, to: Path | None = None) -> Path:
     """Copy ``run``'s model (``which``: model or best_model) to ``to``, by default the
     shipped baseline's path for its game and player count."""
-    metadata = json.loads((run / "model.json").read_text())  # has the command and time
-    if which != "model":
-        metadata["timesteps"] = json.loads((run / f"{which}.json").read_text())["timesteps"]
+    final = run / "model.json"  # has the command and time; written when the run ends
+    if final.is_file():
+        metadata = json.loads(final.read_text())
+        if which != "model":
+            metadata["timesteps"] = json.loads((run / f"{which}.json").read_text())["timesteps"]
+    elif which == "best_model":  # a run stopped before its end: its command is in config
+        metadata = json.loads((run / "best_model.json").read_text())
+        metadata["command"] = json.loads((run / "config.json").read_text())["command"]
+        metadata["stopped"] = "before its end; this is its best periodic evaluation's model"
+    else:
+        raise FileNotFoundError(f"{final} is missing: the run has not ended (--model best_model)")
     model = MaskablePPO.load(run / f"{which}.zip", device="cpu")
     compact(model, half)
     game = get_spec(metadata["env_id"]).make_game(**metadata["options"])

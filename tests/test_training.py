@@ -197,7 +197,6 @@ def test_baselines_are_shipped_for_every_game():
 #: configuration; this list shrinks to empty as they land).
 NOT_YET_SHIPPED = {
     "easter_collection_3p",
-    "easter_collection_4p",
     "easter_collection_5p",
     "forslag_3p",
     "pickup_6p",
@@ -803,3 +802,28 @@ def test_distillation_needs_a_teacher_with_action_values(tmp_path):
         )
         with pytest.raises(ValueError, match=message):
             training_train.train(args)
+
+
+def test_a_run_stopped_before_its_end_ships_its_best_model(tiny_pico_model, tmp_path):
+    """``scripts/ship_baseline.py --model best_model`` ships a run that has no final model
+    (stopped early): the command comes from the run's config and the copy says it stopped;
+    asking for the final model of such a run is a clear error."""
+    import importlib.util
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("ship", root / "scripts" / "ship_baseline.py")
+    ship = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ship)
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(tiny_pico_model, run / "best_model.zip")
+    meta = json.loads(tiny_pico_model.with_suffix(".json").read_text()) | {"timesteps": 64}
+    (run / "best_model.json").write_text(json.dumps(meta))
+    (run / "config.json").write_text(json.dumps({"command": "python -m training.train x"}))
+    with pytest.raises(FileNotFoundError, match="has not ended.*best_model"):
+        ship.ship(run, "model", to=tmp_path / "final")
+    path = ship.ship(run, "best_model", half=True, to=tmp_path / "shipped")
+    shipped = json.loads(path.with_suffix(".json").read_text())
+    assert shipped["command"] == "python -m training.train x" and shipped["timesteps"] == 64
+    assert "stopped" in shipped
