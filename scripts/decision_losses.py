@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.core.agents import Agent
+from envs.core.agents import Agent, uses_position
 from envs.core.game import Game
 from training.cli import add_game_arguments, game_from_args
 from training.evaluate import make_agent
@@ -96,10 +96,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     spec, _, game = game_from_args(parser, args)
-    if args.teacher not in valued_agents(spec):
+    # Judges value from the agent's observation; a search (pimc_heuristic) needs the state.
+    judges = [n for n in valued_agents(spec) if not uses_position(spec.agent_factory(n))]
+    if args.teacher not in judges:
         parser.error(
-            f"the teacher {args.teacher!r} has no action_values to judge by (agents with "
-            f"them: {', '.join(valued_agents(spec)) or 'none'})"
+            f"the teacher {args.teacher!r} has no action_values of an observation to judge "
+            f"by (agents with them: {', '.join(judges) or 'none'})"
         )
     agent, teacher, opponent = (
         make_agent(spec, game, name) for name in (args.agent, args.teacher, args.opponent)
