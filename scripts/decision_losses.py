@@ -5,9 +5,10 @@
 
 The agent (a name the game knows or a saved model's path) plays seat-rotated games
 against an opponent, the heuristic by default. At each of its decisions with a
-choice, the teacher (an agent with ``action_values``, such as an expert) values
-every legal action. Per sub-step of the game (the observation's ``phase`` field;
-one row for games without one) the table gives how often the agent chose one of
+choice, the teacher (an agent with ``action_values``: an expert, or ``pimc_heuristic``,
+which searches the position) values every legal action. Per sub-step of the game (the
+observation's ``phase`` field; one row for games without one) the table gives how often
+the agent chose one of
 the teacher's best actions, the mean value it gave up by the teacher's reckoning
 (in points for the experts) and that sub-step's share of all the value given up.
 A choice the teacher does not value (a placement off its plan, a Malfunction
@@ -28,6 +29,7 @@ from envs.core.agents import Agent, uses_position
 from envs.core.game import Game
 from training.cli import add_game_arguments, game_from_args
 from training.evaluate import make_agent
+from training.imitation import teacher_values
 from training.tournament import mean_interval, seat_rotated
 from training.train import valued_agents
 
@@ -48,6 +50,8 @@ class Watched:
 
     def __init__(self, game: Game, agent: Agent, teacher: Agent) -> None:
         self.agent, self.teacher = agent, teacher
+        #: A search (as the agent or the teacher) is handed the position by ``decide``.
+        self.uses_position = uses_position(agent) or uses_position(teacher)
         self.phase = game.observation_layout.fields.get("phase")
         self.names = getattr(sys.modules[type(game).__module__], "PHASE_NAMES", None)
         self.steps: dict[str, StepLosses] = {}
@@ -59,10 +63,14 @@ class Watched:
         index = int(np.argmax(flags)) if flags.any() else -1
         return self.names[index] if self.names and index >= 0 else f"phase {index}"
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng) -> int:
-        action = self.agent.act(observation, action_mask, rng)
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng, position=None) -> int:
+        if uses_position(self.agent):
+            action = self.agent.act(observation, action_mask, rng, position=position)
+        else:
+            action = self.agent.act(observation, action_mask, rng)
         if action_mask.sum() > 1:
-            values = self.teacher.action_values(observation, action_mask)
+            seen = position if uses_position(self.teacher) else None
+            values = teacher_values(self.teacher, observation, action_mask, seen, rng)
             step = self.steps.setdefault(self.step_name(observation), StepLosses())
             step.decisions += 1
             if not np.isfinite(values[action]):
@@ -96,12 +104,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     spec, _, game = game_from_args(parser, args)
-    # Judges value from the agent's observation; a search (pimc_heuristic) needs the state.
-    judges = [n for n in valued_agents(spec) if not uses_position(spec.agent_factory(n))]
-    if args.teacher not in judges:
+    if args.teacher not in valued_agents(spec):
         parser.error(
-            f"the teacher {args.teacher!r} has no action_values of an observation to judge "
-            f"by (agents with them: {', '.join(judges) or 'none'})"
+            f"the teacher {args.teacher!r} has no action_values to judge by (agents with "
+            f"them: {', '.join(valued_agents(spec)) or 'none'})"
         )
     agent, teacher, opponent = (
         make_agent(spec, game, name) for name in (args.agent, args.teacher, args.opponent)

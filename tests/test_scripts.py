@@ -64,6 +64,19 @@ def test_decision_losses_are_zero_for_the_teacher_itself_and_not_for_random():
     assert int(random["place tiles"][2]) > 0  # placements off the teacher's plan
 
 
+def test_decision_losses_judges_with_a_search_teacher_and_a_search_agent():
+    """``pimc_heuristic`` values from the position that ``decide`` hands the watched seat,
+    and a search agent is still handed its own."""
+    out = run_script(
+        "scripts/decision_losses.py",
+        *("--env", "hiddenhand/easter_collection-v0", "--teacher", "pimc_heuristic"),
+        *("--agent", "pimc", "--games", "2"),
+    )
+    table = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ")]
+    decisions = [int(cells[1]) for cells in table[1:]]
+    assert decisions and sum(decisions) > 0, out
+
+
 def test_decision_losses_needs_a_teacher_with_action_values():
     result = subprocess.run(
         [sys.executable, "scripts/decision_losses.py", "--env", "hiddenhand/pick_and_pack-v0"]
@@ -75,7 +88,7 @@ def test_decision_losses_needs_a_teacher_with_action_values():
     )
     assert result.returncode == 2
     assert "'heuristic' has no action_values" in result.stderr
-    assert "agents with them: expert, tactician" in result.stderr
+    assert "agents with them: pimc_heuristic, expert, tactician" in result.stderr
 
 
 def test_speed_benchmark_counts_every_agents_decisions():
