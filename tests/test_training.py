@@ -356,8 +356,11 @@ def test_rounds_after_the_first_and_a_started_model_play_the_policy(
     common = ["--env", "hiddenhand/pico-v0", "--imitate-steps", "50", "--imitate-rounds", "2"]
     common += ["--total-timesteps", "0", "--eval-games", "2", "--final-eval-games", "2"]
     common += ["--net-arch", "64,64", "--run-dir", str(tmp_path), "--no-progress-bar"]
-    training_train.train(training_train.parse_args(common))
+    run = training_train.train(training_train.parse_args(common))
     assert players[0] is None and isinstance(players[1], PolicyAgent)
+    # The best model records the run's command, so a run started from it chains it.
+    best = json.loads((run / "best_model.json").read_text())
+    assert best["command"] == json.loads((run / "config.json").read_text())["command"]
     players.clear()
     started = [*common, "--init-model", str(tiny_pico_model), "--run-name", "started"]
     training_train.train(training_train.parse_args(started))

@@ -522,7 +522,8 @@ def train(args: Args) -> Path:
             writer.writerows(rows)
         if value > best["value"]:
             best["value"] = value
-            save_policy(model, run / "best_model", metadata | {"timesteps": model.num_timesteps})
+            best_model = {"timesteps": model.num_timesteps, "command": config["command"]}
+            save_policy(model, run / "best_model", metadata | best_model)
         return value
 
     def save_snapshot() -> None:
