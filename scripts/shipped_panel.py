@@ -52,7 +52,9 @@ def main() -> None:
         f"per search member, seed {EVAL_SEED}; score = win rate above chance, "
         "(win - 1/N) / (1 - 1/N)"
     )
-    print("| configuration | panel score (95% CI) | vs pimc: win rate (chance) | win rate ≥ chance |")
+    print(
+        "| configuration | panel score (95% CI) | vs pimc: win rate (chance) | win rate ≥ chance |"
+    )
     print("|---|---|---|---|")
     results = {}
     for name in args.only or configurations:
