@@ -9,7 +9,7 @@ import pytest
 import envs
 from envs.core.agents import Position, RandomAgent, decide
 from envs.core.game import Game, State
-from training.agents.search import ISMCTS, PIMC, HeuristicPIMC, outcomes
+from training.agents.search import ISMCTS, PIMC, BatchedRollouts, HeuristicPIMC, outcomes
 from training.evaluate import head_to_head, make_agent
 from training.tournament import seat_rotated
 
@@ -231,3 +231,46 @@ def test_batched_rollouts_value_actions_as_the_plain_ones(name):
         if checked == 3:
             break
     assert checked == 3
+
+
+@pytest.mark.parametrize("name", ["pico", "pickup"])
+def test_batched_heuristic_rollouts_value_actions_as_the_plain_ones(name):
+    """Heuristic rollouts on the batched engine (``heuristic_actions``) estimate the same
+    score margins as the heuristic agent's rollouts one state at a time (600 each way),
+    and not those of random rollouts, which differ by points somewhere."""
+    spec = envs.get_spec(f"hiddenhand/{name}-v0")
+    game = spec.make_game()
+    plain, batched, random = (
+        PIMC(game, samples=600, rollout="heuristic", outcome="margin", batched=False),
+        PIMC(game, samples=600, rollout="heuristic", outcome="margin"),
+        PIMC(game, samples=600, outcome="margin"),
+    )
+    assert batched.batched is not None and batched.batched.heuristic
+    unlike_random = 0.0
+    checked = 0
+    for state, player in decision_points(game, 40, seed=3)[-25:]:
+        legal = np.flatnonzero(state.legal_mask(player))
+        if not 2 <= len(legal) <= 6:
+            continue
+        position = Position(state, player)
+        a = plain.action_values(position, legal, np.random.default_rng(1))
+        b = batched.action_values(position, legal, np.random.default_rng(2))
+        c = random.action_values(position, legal, np.random.default_rng(2))
+        assert np.abs(a - b).max() < 1.0, (a, b)
+        unlike_random = max(unlike_random, np.abs(a - c).max())
+        checked += 1
+        if checked == 3:
+            break
+    assert checked == 3 and unlike_random > 2.0
+
+
+def test_heuristic_rollouts_stay_one_state_at_a_time_without_a_batched_heuristic():
+    """Face-down Pico's engine has no batched heuristic, nor Easter collection's: their
+    heuristic rollouts are played state by state."""
+    pico = envs.get_spec("hiddenhand/pico-v0").make_game(aside="face_down")
+    easter = envs.get_spec("hiddenhand/easter_collection-v0").make_game()
+    for game in (pico, easter):
+        assert PIMC(game, rollout="heuristic").batched is None
+        assert PIMC(game).batched is not None
+    with pytest.raises(ValueError, match="kind='greedy' is not allowed"):
+        BatchedRollouts(easter, 4, kind="greedy")
