@@ -9,7 +9,15 @@ import pytest
 import envs
 from envs.core.agents import Position, RandomAgent, decide
 from envs.core.game import Game, State
-from training.agents.search import ISMCTS, PIMC, BatchedRollouts, HeuristicPIMC, outcomes
+from training.agents.search import (
+    DEFAULT_SAMPLES,
+    HEURISTIC_SAMPLES,
+    ISMCTS,
+    PIMC,
+    BatchedRollouts,
+    HeuristicPIMC,
+    outcomes,
+)
 from training.evaluate import head_to_head, make_agent
 from training.tournament import seat_rotated
 
@@ -188,6 +196,10 @@ def test_registered_in_every_game():
         teacher = make_agent(spec, game, "pimc_heuristic")
         assert isinstance(teacher, HeuristicPIMC)
         assert teacher.rollout.agent is not None and teacher.outcome == "margin"
+        # The budget follows the rollouts' cost: cheap on a batched heuristic.
+        batched = spec.name in ("pico", "pickup")
+        assert (teacher.batched is not None) == batched
+        assert teacher.samples == (DEFAULT_SAMPLES if batched else HEURISTIC_SAMPLES)
 
 
 def test_search_agents_are_called_with_a_position_by_decide():

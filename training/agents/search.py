@@ -82,7 +82,8 @@ from envs.core.vector import engine_class
 #: Default budgets (rollouts per decision): see the module docstring of each agent.
 DEFAULT_SAMPLES = 200
 DEFAULT_ITERATIONS = 200
-#: Rollouts per decision of ``pimc_heuristic``, a teacher whose rollouts cost far more.
+#: Rollouts per decision of ``pimc_heuristic`` where they are played one state at a time
+#: (each costs far more than a random one); on a batched engine it takes ``DEFAULT_SAMPLES``.
 HEURISTIC_SAMPLES = 60
 #: UCT exploration constant for outcomes in [0, 1] (win shares).
 DEFAULT_EXPLORATION = 1.0
@@ -488,9 +489,13 @@ class HeuristicPIMC(PIMC):
     response to the heuristic, a teacher for imitation (the ``"pimc_heuristic"`` agent,
     ``--teacher pimc_heuristic``; ``--imitate-temperature`` distils its margins). In Pico
     (face up) and Pickup its rollouts are played on the batched engine, far cheaper
-    than one state at a time."""
+    than one state at a time, so its default budget there is ``DEFAULT_SAMPLES``
+    rollouts a decision, elsewhere ``HEURISTIC_SAMPLES``."""
 
-    def __init__(self, game: Game, samples: int = HEURISTIC_SAMPLES) -> None:
+    def __init__(self, game: Game, samples: int | None = None) -> None:
+        if samples is None:
+            batched = BatchedRollouts.for_game(game, 1, "heuristic") is not None
+            samples = DEFAULT_SAMPLES if batched else HEURISTIC_SAMPLES
         super().__init__(game, samples, rollout="heuristic", outcome="margin")
 
 
