@@ -4,7 +4,10 @@ rollouts one state at a time (``batched=False``) and ``ismcts``, each against ra
 
     python scripts/search_time.py              # 2 games per agent and game
     python scripts/search_time.py --games 4
+    python scripts/search_time.py --rollout heuristic
 
+With ``--rollout heuristic`` every search plays its rollouts with the game's heuristic
+(as ``pimc_heuristic`` does), in the games whose batched engine has it (Pico, Pickup).
 The last column is the ratio of the two PIMCs' mean times, measured in the same run.
 """
 
@@ -17,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import envs
-from training.agents.search import ISMCTS, PIMC
+from training.agents.search import ISMCTS, PIMC, ROLLOUTS
 from training.evaluate import head_to_head
 
 
@@ -40,20 +43,26 @@ class Timed:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=2, help="games per agent and game")
+    parser.add_argument(
+        "--rollout", choices=ROLLOUTS, default="random", help="the searches' rollout policy"
+    )
     args = parser.parse_args()
     if args.games < 1:
         parser.error(f"--games must be at least 1, got {args.games}")
-    print("CPU ms per decision, mean / max")
+    print(f"CPU ms per decision, mean / max ({args.rollout} rollouts)")
     print("| game | pimc | pimc, batched=False | ismcts | plain / batched pimc |")
     print("|---|---|---|---|---|")
     for env_id in envs.ids():
         spec = envs.get_spec(env_id)
         game = spec.make_game()
+        rollout = args.rollout
         agents = {
-            "pimc": PIMC(game),
-            "plain": PIMC(game, batched=False),
-            "ismcts": ISMCTS(game),
+            "pimc": PIMC(game, rollout=rollout),
+            "plain": PIMC(game, rollout=rollout, batched=False),
+            "ismcts": ISMCTS(game, rollout=rollout),
         }
+        if agents["pimc"].batched is None:  # played one state at a time either way
+            continue
         means, cells = {}, []
         for name, agent in agents.items():
             timed = Timed(agent)

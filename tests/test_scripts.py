@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +136,27 @@ def test_training_speed_compares_the_ways_and_refuses_a_bad_minibatch():
         text=True,
     )
     assert bad.returncode == 2 and "must divide 1024" in bad.stderr
+
+
+def test_shipped_panel_scores_a_shipped_agent_as_the_benchmark_does():
+    out = run_script(
+        "scripts/shipped_panel.py", "--only", "pico_2p", "--games", "2", "--search-games", "1"
+    )
+    assert "2 seat-rotated games per member, 1 per search member, seed 1000003" in out
+    rows = [line for line in out.splitlines() if line.startswith("| pico_2p |")]
+    assert len(rows) == 1 and "(1/2)" in rows[0], out
+    scores = json.loads(out.splitlines()[-1])["pico_2p"]
+    assert set(scores["members"]) == {"random", "heuristic", "pimc", "ismcts", "nash"}
+    assert scores["members"]["pimc"]["games"] == 1 and scores["members"]["random"]["games"] == 2
+
+
+def test_shipped_panel_and_search_time_refuse_bad_arguments():
+    for args, message in (
+        (("scripts/shipped_panel.py", "--only", "pico_9p"), "unknown pico_9p; known: "),
+        (("scripts/shipped_panel.py", "--games", "0"), "must be at least 1"),
+        (("scripts/search_time.py", "--rollout", "greedy"), "invalid choice: 'greedy'"),
+    ):
+        result = subprocess.run(
+            [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == 2 and message in result.stderr, result.stderr
