@@ -5,7 +5,8 @@ compares).
     python scripts/record_choices.py            # writes tests/data/shipped_choices.json
 
 Positions: the decisions of random games (seeds 0, 1, ...) of every configuration with a
-shipped trained agent, ``POSITIONS`` per configuration. At each, the shipped ``ppo``
+shipped trained agent (``training/baselines/*.json``, recorded under the file's stem),
+``POSITIONS`` per configuration. At each, the shipped ``ppo``
 agent's greedy choice and the game's rule-based agents' choices (with
 ``numpy.random.default_rng(position index)`` for their tie-breaks) are recorded; so are,
 at every ``SEARCH_EVERY``-th position only (they search), the choices of the panel's
@@ -26,21 +27,24 @@ import envs
 from envs.core.agents import decide
 from envs.core.game import Game, State
 from training.agents import GAME_AGENTS
+from training.agents.policy import BASELINES
 from training.agents.search import ISMCTS, PIMC
 from training.evaluation.panel import SEARCH_BUDGETS
 
 POSITIONS = 200
 OUTPUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "shipped_choices.json"
-#: The configurations with a shipped agent: (env id, options).
-SHIPPED = [
-    ("hiddenhand/pico-v0", {"num_players": 2}),
-    ("hiddenhand/pico-v0", {"num_players": 3}),
-    ("hiddenhand/pickup-v0", {"num_players": 4}),
-    ("hiddenhand/forslag-v0", {"num_players": 4}),
-    ("hiddenhand/forslag-v0", {"num_players": 5}),
-    ("hiddenhand/easter_collection-v0", {"num_players": 2}),
-    ("hiddenhand/pick_and_pack-v0", {}),
-]
+
+
+def shipped() -> dict[str, tuple[str, dict]]:
+    """Every configuration with a shipped agent, by its file's stem: (env id, options)."""
+    found = {}
+    for path in sorted(BASELINES.glob("*.json")):
+        meta = json.loads(path.read_text())
+        found[path.stem] = (meta["env_id"], meta["options"])
+    return found
+
+
+SHIPPED = shipped()
 #: Agents too slow to ask at every position (a three-ply search): every tenth only.
 SLOW = {"expert"}
 #: The search members of the panel, asked at every ``SEARCH_EVERY``-th position only.
@@ -91,14 +95,10 @@ def choices(env_id: str, options: dict, search: bool = False) -> dict[str, list[
     return chosen
 
 
-def key(env_id: str, options: dict) -> str:
-    return env_id + "".join(f" {k}={v}" for k, v in sorted(options.items()))
-
-
 def main() -> None:
     record = {
-        key(env_id, options): choices(env_id, options) | choices(env_id, options, search=True)
-        for env_id, options in SHIPPED
+        name: choices(env_id, options) | choices(env_id, options, search=True)
+        for name, (env_id, options) in SHIPPED.items()
     }
     lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in record.items()]
     OUTPUT.write_text("{\n" + ",\n".join(lines) + "\n}\n")

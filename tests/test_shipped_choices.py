@@ -27,22 +27,31 @@ def recorder():
 RECORDER = recorder()
 
 
-CASES = pytest.mark.parametrize(
-    "env_id, options", RECORDER.SHIPPED, ids=[RECORDER.key(*case) for case in RECORDER.SHIPPED]
-)
+CASES = pytest.mark.parametrize("name", list(RECORDER.SHIPPED))
+
+
+def recorded(name: str) -> dict[str, list[int]]:
+    assert name in RECORDED, (
+        f"no recorded choices for the shipped agent {name}: run python scripts/record_choices.py"
+    )
+    return RECORDED[name]
 
 
 @CASES
-def test_the_agents_choose_as_recorded(env_id, options):
-    expected = RECORDED[RECORDER.key(env_id, options)]
+def test_the_agents_choose_as_recorded(name):
+    expected = recorded(name)
     assert len(expected["ppo"]) == RECORDER.POSITIONS
-    chosen = RECORDER.choices(env_id, options)
-    assert chosen == {name: expected[name] for name in chosen}
+    chosen = RECORDER.choices(*RECORDER.SHIPPED[name])
+    assert chosen == {agent: expected[agent] for agent in chosen}
 
 
 @CASES
-def test_the_search_members_choose_as_recorded(env_id, options):
-    expected = RECORDED[RECORDER.key(env_id, options)]
-    chosen = RECORDER.choices(env_id, options, search=True)
+def test_the_search_members_choose_as_recorded(name):
+    expected = recorded(name)
+    chosen = RECORDER.choices(*RECORDER.SHIPPED[name], search=True)
     assert set(chosen) == set(RECORDER.SEARCH)
-    assert chosen == {name: expected[name] for name in chosen}
+    assert chosen == {agent: expected[agent] for agent in chosen}
+
+
+def test_every_recorded_configuration_is_shipped():
+    assert set(RECORDED) == set(RECORDER.SHIPPED)
