@@ -79,6 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     path = ship(args.run, args.model, args.half)
     print(f"{path} ({path.stat().st_size / 1024:.0f} KiB)")
+    print("pin its choices for the tests: python scripts/record_choices.py")
 
 
 if __name__ == "__main__":
