@@ -195,11 +195,7 @@ def test_baselines_are_shipped_for_every_game():
 
 #: Configurations still without a shipped agent (issue 23 ships one for every
 #: configuration; this list shrinks to empty as they land).
-NOT_YET_SHIPPED = {
-    "easter_collection_3p",
-    "forslag_3p",
-    "pickup_6p",
-}
+NOT_YET_SHIPPED = {"pickup_6p"}
 
 
 def test_ppo_resolves_in_every_configuration_but_the_listed_ones(env_id, config):
