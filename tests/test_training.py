@@ -193,21 +193,12 @@ def test_baselines_are_shipped_for_every_game():
     assert (BASELINES / "forslag_4p.zip").is_file()  # the default player count
 
 
-#: Configurations still without a shipped agent (issue 23 ships one for every
-#: configuration; this list shrinks to empty as they land).
-NOT_YET_SHIPPED = {"pickup_6p"}
-
-
-def test_ppo_resolves_in_every_configuration_but_the_listed_ones(env_id, config):
-    from training.agents.policy import PolicyAgent, baseline_name
+def test_ppo_resolves_in_every_configuration(env_id, config):
+    """Every configuration each game declares has a shipped trained agent."""
+    from training.agents.policy import PolicyAgent
 
     spec = envs.get_spec(env_id)
-    game = spec.make_game(**config)
-    if baseline_name(game) in NOT_YET_SHIPPED:
-        with pytest.raises(ValueError, match="no shipped baseline"):
-            spec.make_agent("ppo", game)
-    else:
-        assert isinstance(spec.make_agent("ppo", game), PolicyAgent)
+    assert isinstance(spec.make_agent("ppo", spec.make_game(**config)), PolicyAgent)
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
