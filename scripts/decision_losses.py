@@ -8,9 +8,9 @@ against an opponent, the heuristic by default. At each of its decisions with a
 choice, the teacher (an agent with ``action_values``: an expert, or ``pimc_heuristic``,
 which searches the position) values every legal action. Per sub-step of the game (the
 observation's ``phase`` field; one row for games without one) the table gives how often
-the agent chose one of
-the teacher's best actions, the mean value it gave up by the teacher's reckoning
-(in points for the experts) and that sub-step's share of all the value given up.
+the agent chose one of the teacher's best actions, the mean value it gave up by the
+teacher's reckoning (in points for the experts) and that sub-step's share of all the
+value given up.
 A choice the teacher does not value (a placement off its plan, a Malfunction
 target it does not consider) is counted apart, as unvalued, and adds no loss.
 This is what told the Pick & Pack students' weak sub-steps apart (see docs/results.md).

@@ -4,11 +4,11 @@ budget, scored as the benchmark scores a run (``training.benchmark``: 100 games 
 member, 40 against each search member, evaluation seed 1000003).
 
     python scripts/shipped_panel.py                          # every configuration
-    python scripts/shipped_panel.py --only forslag_3p pickup_6p_target_score-100
+    python scripts/shipped_panel.py --only forslag_3p pickup_3p_target_score-100
     python scripts/shipped_panel.py --games 20 --search-games 10
 
-A configuration is named by its shipped file's stem (``baseline_name``); one with no
-shipped agent gets a row saying so. After the table, a JSON line of every result.
+A configuration is named by its shipped file's stem (``baseline_name``). After the
+table, a JSON line of every result.
 """
 
 from __future__ import annotations
@@ -61,14 +61,9 @@ def main() -> None:
         env_id, config = configurations[name]
         spec = envs.get_spec(env_id)
         game = spec.make_game(**config)
-        try:
-            agent = spec.make_agent("ppo", game)
-        except ValueError:
-            print(f"| {name} | no shipped agent | | |", flush=True)
-            continue
         result = results[name] = panel_score(
             game,
-            agent,
+            spec.make_agent("ppo", game),
             panel_members(spec, game),
             args.games,
             EVAL_SEED,
