@@ -6,9 +6,11 @@ member, 40 against each search member, evaluation seed 1000003).
     python scripts/shipped_panel.py                          # every configuration
     python scripts/shipped_panel.py --only forslag_3p pickup_3p_target_score-100
     python scripts/shipped_panel.py --games 20 --search-games 10
+    python scripts/shipped_panel.py --members pimc --search-games 400   # a longer pimc series
 
-A configuration is named by its shipped file's stem (``baseline_name``). After the
-table, a JSON line of every result.
+A configuration is named by its shipped file's stem (``baseline_name``). ``--members``
+scores against some members only: the score is then their mean, not the panel score.
+After the table, a JSON line of every result.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import envs
 from training.agents.policy import baseline_name
 from training.benchmark import EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
-from training.evaluation.panel import PANEL_VERSION, panel_members, panel_score
+from training.evaluation.panel import MEMBERS, PANEL_VERSION, panel_members, panel_score
 
 
 def every_configuration() -> dict[str, tuple[str, dict]]:
@@ -39,11 +41,19 @@ def main() -> None:
     parser.add_argument(
         "--search-games", type=int, default=EVAL_SEARCH_GAMES, help="games per search member"
     )
+    parser.add_argument(
+        "--members",
+        nargs="+",
+        choices=[m for m in MEMBERS if m != "ppo"],
+        help="score against these members only (must include pimc); default: the whole panel",
+    )
     args = parser.parse_args()
     configurations = every_configuration()
     unknown = sorted(set(args.only) - set(configurations))
     if unknown:
         parser.error(f"--only: unknown {', '.join(unknown)}; known: {', '.join(configurations)}")
+    if args.members and "pimc" not in args.members:
+        parser.error("--members must include pimc (the table's last columns are against it)")
     if min(args.games, args.search_games) < 1:
         parser.error("--games and --search-games must be at least 1")
 
@@ -52,19 +62,21 @@ def main() -> None:
         f"per search member, seed {EVAL_SEED}; score = win rate above chance, "
         "(win - 1/N) / (1 - 1/N)"
     )
-    print(
-        "| configuration | panel score (95% CI) | vs pimc: win rate (chance) | win rate ≥ chance |"
-    )
+    score = f"score over {', '.join(args.members)}" if args.members else "panel score"
+    print(f"| configuration | {score} (95% CI) | vs pimc: win rate (chance) | win rate ≥ chance |")
     print("|---|---|---|---|")
     results = {}
     for name in args.only or configurations:
         env_id, config = configurations[name]
         spec = envs.get_spec(env_id)
         game = spec.make_game(**config)
+        members = panel_members(spec, game)
+        if args.members:
+            members = {m: members[m] for m in args.members if m in members}
         result = results[name] = panel_score(
             game,
             spec.make_agent("ppo", game),
-            panel_members(spec, game),
+            members,
             args.games,
             EVAL_SEED,
             skip="ppo",

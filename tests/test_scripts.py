@@ -148,12 +148,22 @@ def test_shipped_panel_scores_a_shipped_agent_as_the_benchmark_does():
     scores = json.loads(out.splitlines()[-1])["pico_2p"]
     assert set(scores["members"]) == {"random", "heuristic", "pimc", "ismcts", "nash"}
     assert scores["members"]["pimc"]["games"] == 1 and scores["members"]["random"]["games"] == 2
+    out = run_script(
+        *("scripts/shipped_panel.py", "--only", "pico_2p", "--members", "pimc"),
+        *("--search-games", "3"),
+    )
+    assert "| configuration | score over pimc (95% CI) |" in out
+    scores = json.loads(out.splitlines()[-1])["pico_2p"]
+    assert set(scores["members"]) == {"pimc"} and scores["members"]["pimc"]["games"] == 3
+    assert scores["panel_score"] == scores["members"]["pimc"]["above_chance"]
 
 
 def test_shipped_panel_and_search_time_refuse_bad_arguments():
     for args, message in (
         (("scripts/shipped_panel.py", "--only", "pico_9p"), "unknown pico_9p; known: "),
         (("scripts/shipped_panel.py", "--games", "0"), "must be at least 1"),
+        (("scripts/shipped_panel.py", "--members", "random"), "--members must include pimc"),
+        (("scripts/shipped_panel.py", "--members", "ppo"), "invalid choice: 'ppo'"),
         (("scripts/search_time.py", "--rollout", "greedy"), "invalid choice: 'greedy'"),
     ):
         result = subprocess.run(
