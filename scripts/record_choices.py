@@ -7,8 +7,9 @@ compares).
 Positions: the decisions of random games (seeds 0, 1, ...) of every configuration with a
 shipped trained agent (``training/baselines/*.json``, recorded under the file's stem),
 ``POSITIONS`` per configuration. At each, the shipped ``ppo``
-agent's greedy choice and the game's rule-based agents' choices (with
-``numpy.random.default_rng(position index)`` for their tie-breaks) are recorded; so are,
+agent's choice (greedy, or drawn where its metadata says it samples) and the game's
+rule-based agents' choices (with ``numpy.random.default_rng(position index)`` for their
+draws and tie-breaks) are recorded; so are,
 at every ``SEARCH_EVERY``-th position only (they search), the choices of the panel's
 search members ``pimc`` and ``ismcts`` with the panel's budgets
 (``training.evaluation.panel.SEARCH_BUDGETS``), asked through ``decide`` with the same

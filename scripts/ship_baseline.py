@@ -5,7 +5,8 @@
 
 A shipped policy only plays, so the copy drops the optimizer's running statistics,
 zeroes the value network, can round the policy's weights to float16 (``--half``;
-loading restores float32) and is deflated; it is saved as
+loading restores float32) and is deflated; ``--play sample`` ships it drawing its choices
+from its policy (a mixed strategy) rather than taking the best; it is saved as
 ``training/baselines/<game>_<N>p[_<option>-<value>...].zip`` (``baseline_name``) with its metadata (env, spaces, command,
 training steps and time) beside it; ``opponent="ppo"`` then loads it.
 """
@@ -22,7 +23,12 @@ from sb3_contrib import MaskablePPO
 
 import envs  # noqa: F401  (registers the ids)
 from envs.core.spec import get_spec
-from training.agents.policy import actor_and_critic_parameters, baseline_path, save_policy
+from training.agents.policy import (
+    PLAYS,
+    actor_and_critic_parameters,
+    baseline_path,
+    save_policy,
+)
 
 
 def compact(model, half: bool) -> None:
@@ -44,9 +50,16 @@ def deflate(path: Path) -> None:
             archive.writestr(info.filename, data)
 
 
-def ship(run: Path, which: str = "model", half: bool = False, to: Path | None = None) -> Path:
+def ship(
+    run: Path,
+    which: str = "model",
+    half: bool = False,
+    to: Path | None = None,
+    play: str = "greedy",
+) -> Path:
     """Copy ``run``'s model (``which``: model or best_model) to ``to``, by default the
-    shipped baseline's path for its game and player count."""
+    shipped baseline's path for its game and player count; ``play`` (``PLAYS``) is how
+    the shipped agent chooses."""
     final = run / "model.json"  # has the command and time; written when the run ends
     if final.is_file():
         metadata = json.loads(final.read_text())
@@ -58,6 +71,9 @@ def ship(run: Path, which: str = "model", half: bool = False, to: Path | None = 
         metadata["stopped"] = "before its end; this is its best periodic evaluation's model"
     else:
         raise FileNotFoundError(f"{final} is missing: the run has not ended (--model best_model)")
+    if play not in PLAYS:
+        raise ValueError(f"play {play!r} is not allowed; allowed: {', '.join(PLAYS)}")
+    metadata["play"] = play
     model = MaskablePPO.load(run / f"{which}.zip", device="cpu")
     compact(model, half)
     game = get_spec(metadata["env_id"]).make_game(**metadata["options"])
@@ -76,8 +92,15 @@ def main() -> None:
         help="the final model, or the one that did best in the periodic evaluations",
     )
     parser.add_argument("--half", action="store_true", help="store the weights as float16")
+    parser.add_argument(
+        "--play",
+        default="greedy",
+        choices=PLAYS,
+        help="how the shipped agent chooses: its best legal action, or a draw from its "
+        "policy (a mixed strategy, for a policy trained to mix)",
+    )
     args = parser.parse_args()
-    path = ship(args.run, args.model, args.half)
+    path = ship(args.run, args.model, args.half, play=args.play)
     print(f"{path} ({path.stat().st_size / 1024:.0f} KiB)")
     print("pin its choices for the tests: python scripts/record_choices.py")
 

@@ -72,6 +72,22 @@ def test_policy_agent_chooses_as_sb3_predict_and_samples_from_its_rng(random_pla
     assert decisions > 50
 
 
+def test_a_models_metadata_says_whether_it_plays_greedy_or_samples(tiny_pico_model, tmp_path):
+    import shutil
+
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    assert load_policy(tiny_pico_model, game, spec.aec_id).deterministic  # no play: greedy
+    meta = json.loads(tiny_pico_model.with_suffix(".json").read_text())
+    model = shutil.copy(tiny_pico_model, tmp_path / "model.zip")
+    for play, deterministic in (("greedy", True), ("sample", False)):
+        (tmp_path / "model.json").write_text(json.dumps(meta | {"play": play}))
+        assert load_policy(model, game, spec.aec_id).deterministic is deterministic
+    (tmp_path / "model.json").write_text(json.dumps(meta | {"play": "argmax"}))
+    with pytest.raises(ValueError, match="play 'argmax'; allowed: greedy, sample"):
+        load_policy(model, game, spec.aec_id)
+
+
 def test_loading_a_model_into_another_env_says_what_differs(tiny_pico_model):
     spec = envs.get_spec("hiddenhand/pico-v0")
     with pytest.raises(ValueError, match="num_players: model 2, env 3"):
@@ -424,6 +440,13 @@ def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(
     for state, p in random_play(game, games=5):
         observation, mask = game.observation(state, p), state.legal_mask(p).astype("int8")
         assert copy.act(observation, mask, rng) == original.act(observation, mask, rng)
+    assert copy.deterministic
+    sampler = ship_baseline.ship(run, to=tmp_path / "sampler.zip", play="sample")
+    assert json.loads(sampler.with_suffix(".json").read_text())["play"] == "sample"
+    assert not load_policy(sampler, game, spec.aec_id).deterministic
+    with pytest.raises(ValueError, match="play 'best' is not allowed; allowed: greedy, sample"):
+        ship_baseline.ship(run, to=tmp_path / "other.zip", play="best")
+    assert not (tmp_path / "other.zip").exists()
 
 
 def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico_model, tmp_path):

@@ -21,6 +21,9 @@ from envs.core.spec import get_spec, spec_of
 
 #: Trained baselines shipped with the package, one per game and player count.
 BASELINES = Path(__file__).resolve().parent.parent / "baselines"
+#: How a saved policy chooses (its metadata's ``play``): the best legal logit, or a draw
+#: from the softmax over the legal actions (a mixed strategy).
+PLAYS = ("greedy", "sample")
 
 
 def policy_metadata(env_id: str, game: Game, options: dict[str, Any], **extra: Any) -> dict:
@@ -126,15 +129,18 @@ def load_policy(
 
     A model saved by ``save_policy`` is checked against its metadata: the env, the game
     options (the whole configuration, unless ``same_options`` is False: a warm start from
-    another configuration whose spaces agree) and the spaces. A plain SB3 ``model.save()`` file
-    (MaskablePPO or PPO, no metadata beside it) loads with a warning where its spaces fit.
+    another configuration whose spaces agree) and the spaces. Its ``play`` (``PLAYS``)
+    says how it chooses: ``greedy`` (the default) or ``sample`` (a mixed strategy, drawn
+    with the ``rng`` given to ``act``). A plain SB3 ``model.save()`` file (MaskablePPO or
+    PPO, no metadata beside it) loads greedy, with a warning, where its spaces fit.
     """
     path = Path(path).with_suffix(".zip")
     if not path.is_file():
         raise ValueError(f"no saved model at {path}")
     meta_path = path.with_suffix(".json")
+    play = "greedy"
     if meta_path.is_file():
-        check_metadata(meta_path, game, env_id, same_options)
+        play = check_metadata(meta_path, game, env_id, same_options).get("play", play)
     else:
         warnings.warn(
             f"{path} has no metadata file {meta_path.name} beside it: loading it as a plain "
@@ -149,16 +155,18 @@ def load_policy(
             f"{path} has spaces {model.observation_space} / {model.action_space}, "
             f"the env needs ({game.observation_layout.size},) / Discrete({game.num_actions})"
         )
-    return PolicyAgent(model)
+    return PolicyAgent(model, deterministic=play == "greedy")
 
 
-def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool = True) -> None:
-    """Raise ValueError if the metadata says the model was made for another env or (where
-    ``same_options``) other options."""
+def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool = True) -> dict:
+    """The metadata; raise ValueError if it says the model was made for another env or
+    (where ``same_options``) other options, or names an unknown ``play``."""
     try:
         meta = json.loads(meta_path.read_text())
     except json.JSONDecodeError as error:
         raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
+    if meta.get("play", "greedy") not in PLAYS:
+        raise ValueError(f"{meta_path} says play {meta['play']!r}; allowed: {', '.join(PLAYS)}")
     spec = get_spec(env_id)
     expected = {
         "env_id": spec.aec_id,
@@ -176,7 +184,7 @@ def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool 
             f"{meta_path.with_suffix('.zip')} was made for another env ({'; '.join(mismatches)})"
         )
     if not same_options:
-        return
+        return meta
     # Compared as JSON (how the options were saved: tuples become lists, keys strings).
     env_config = as_json(dataclasses.asdict(game.config))
     trained_on = as_json({**dataclasses.asdict(type(game.config)()), **meta.get("options", {})})
@@ -186,6 +194,7 @@ def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool 
             f"{meta_path.with_suffix('.zip')} was trained with other game options: "
             + "; ".join(f"{k}: model {trained_on.get(k)!r}, env {env_config[k]!r}" for k in differ)
         )
+    return meta
 
 
 def as_json(value: Any) -> Any:

@@ -114,7 +114,7 @@ def load_rllib_agent(path: str | Path, game: Game, env_id: str) -> RLlibPolicyAg
     meta = read_metadata(weights)
     meta_path = weights.with_suffix(".json")
     try:
-        check_metadata(meta_path, game, env_id)
+        play = check_metadata(meta_path, game, env_id).get("play", "greedy")
     except ValueError as error:  # check_metadata names the SB3 .zip; name the .pt instead
         message = str(error).replace(str(meta_path.with_suffix(".zip")), str(weights))
         raise ValueError(message) from None
@@ -129,4 +129,4 @@ def load_rllib_agent(path: str | Path, game: Game, env_id: str) -> RLlibPolicyAg
         network.load_state_dict(state)
     except (KeyError, RuntimeError, TypeError, ValueError, EOFError) as error:
         raise ValueError(f"{weights} is not a readable RLlib export: {error}") from error
-    return RLlibPolicyAgent(network)
+    return RLlibPolicyAgent(network, deterministic=play == "greedy")
