@@ -85,3 +85,51 @@ def test_evaluate_panel_prints_a_table_and_json(capsys, monkeypatch):
     scores = json.loads(out.strip().splitlines()[-1])["scores"]["random"]
     assert set(scores["members"]) == {"heuristic", "pimc", "ismcts", "ppo", "nash"}
     assert np.isfinite(scores["panel_score"])
+
+
+def configurations():
+    return [(spec, config) for spec in envs.GAMES for config in spec.configurations]
+
+
+def test_panel_v2s_trained_members_are_the_files_it_was_fixed_with():
+    """Replacing a shipped agent must not change the panel: its old file is kept for the
+    panel in training/evaluation/panel_v2/ (or the panel gets a new version)."""
+    import hashlib
+    from pathlib import Path
+
+    from training.agents.policy import baseline_name
+    from training.evaluation.panel import panel_policy_path
+
+    pinned = json.loads((Path(__file__).parent / "data" / "panel_v2.json").read_text())
+    found = {}
+    for spec, config in configurations():
+        game = spec.make_game(**config)
+        found[baseline_name(game)] = hashlib.sha256(
+            panel_policy_path(game).read_bytes()
+        ).hexdigest()
+    changed = sorted(name for name in pinned if found.get(name) != pinned[name])
+    assert not changed, (
+        f"panel-v2's ppo member changed for {changed}: keep the agent it was fixed with in "
+        "training/evaluation/panel_v2/ under its file name (git show), or define a new panel"
+    )
+    assert set(found) == set(pinned)
+
+
+def test_a_kept_panel_agent_is_the_panels_ppo_member_not_the_shipped_one(monkeypatch, tmp_path):
+    import shutil
+
+    import training.evaluation.panel as panel
+    from training.agents.policy import baseline_path
+
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game(num_players=3)
+    assert panel.panel_policy_path(game) == baseline_path(game)  # nothing kept here
+    shipped = baseline_path(game)
+    kept = shutil.copy(shipped, tmp_path / shipped.name)
+    meta = json.loads(shipped.with_suffix(".json").read_text()) | {"play": "sample"}
+    (tmp_path / shipped.with_suffix(".json").name).write_text(json.dumps(meta))
+    monkeypatch.setattr(panel, "KEPT_POLICIES", tmp_path)
+    assert panel.panel_policy_path(game) == kept
+    member = panel_members(spec, game)["ppo"]
+    assert not member.deterministic  # the kept file's metadata, not the shipped agent's
+    assert spec.make_agent("ppo", game).deterministic

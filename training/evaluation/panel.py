@@ -25,11 +25,19 @@ the time.
 Versions: ``panel-v2`` plays pimc's rollouts on the batched engine, all of a decision's
 rollouts at once (the same search as ``panel-v1``'s, which played them one state at a
 time, with other random draws, and slower: see docs/ground_truth.md).
+
+A version is fixed: a panel score means the same opponents wherever it is quoted. Where
+a configuration's shipped agent has been replaced since ``panel-v2`` was fixed, its
+``ppo`` member stays the agent shipped then, kept in ``training/evaluation/panel_v2/``
+under the same file name (``panel_policy_path``); ``tests/data/panel_v2.json`` pins
+every ``ppo`` member's file by its hash, so a replaced agent cannot change the panel
+unnoticed.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from envs.core.agents import Agent
@@ -45,8 +53,22 @@ SEARCH_BUDGETS: dict[str, dict[str, Any]] = {
 }
 
 
+#: ``panel-v2``'s ``ppo`` members that are no longer the shipped agents (see above).
+KEPT_POLICIES = Path(__file__).resolve().parent / "panel_v2"
+
+
+def panel_policy_path(game: Game) -> Path:
+    """The file of ``panel-v2``'s ``ppo`` member for ``game``'s configuration: the agent
+    kept for the panel, else the shipped one (which may not exist)."""
+    from training.agents.policy import baseline_name, baseline_path
+
+    kept = KEPT_POLICIES / f"{baseline_name(game)}.zip"
+    return kept if kept.is_file() else baseline_path(game)
+
+
 def panel_members(spec: GameSpec, game: Game) -> dict[str, Agent]:
     """The panel for ``game``: every member that exists for its configuration."""
+    from training.agents.policy import load_policy
     from training.agents.search import ISMCTS, PIMC
 
     members: dict[str, Agent] = {}
@@ -55,6 +77,8 @@ def panel_members(spec: GameSpec, game: Game) -> dict[str, Agent]:
             members[name] = PIMC(game, **SEARCH_BUDGETS["pimc"])
         elif name == "ismcts":
             members[name] = ISMCTS(game, **SEARCH_BUDGETS["ismcts"])
+        elif name == "ppo" and panel_policy_path(game).parent == KEPT_POLICIES:
+            members[name] = load_policy(panel_policy_path(game), game, spec.aec_id)
         elif name in spec.agents:
             try:
                 members[name] = spec.make_agent(name, game)
