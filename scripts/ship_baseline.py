@@ -2,6 +2,7 @@
 
     python scripts/ship_baseline.py runs/pico-2p-seed0
     python scripts/ship_baseline.py runs/forslag-4p-seed0 --model best_model
+    python scripts/ship_baseline.py runs/pico-2p-robust --model snapshots/step_000300000 --play sample
 
 A shipped policy only plays, so the copy drops the optimizer's running statistics,
 zeroes the value network, can round the policy's weights to float16 (``--half``;
@@ -57,22 +58,35 @@ def ship(
     to: Path | None = None,
     play: str = "greedy",
 ) -> Path:
-    """Copy ``run``'s model (``which``: model or best_model) to ``to``, by default the
-    shipped baseline's path for its game and player count; ``play`` (``PLAYS``) is how
-    the shipped agent chooses."""
-    final = run / "model.json"  # has the command and time; written when the run ends
-    if final.is_file():
-        metadata = json.loads(final.read_text())
-        if which != "model":
-            metadata["timesteps"] = json.loads((run / f"{which}.json").read_text())["timesteps"]
-    elif which == "best_model":  # a run stopped before its end: its command is in config
-        metadata = json.loads((run / "best_model.json").read_text())
-        metadata["command"] = json.loads((run / "config.json").read_text())["command"]
-        metadata["stopped"] = "before its end; this is its best periodic evaluation's model"
-    else:
-        raise FileNotFoundError(f"{final} is missing: the run has not ended (--model best_model)")
+    """Copy ``run``'s model (``which``: model, best_model or one of its snapshots,
+    ``snapshots/step_000300000``) to ``to``, by default the shipped baseline's path for its
+    game and player count; ``play`` (``PLAYS``) is how the shipped agent chooses."""
     if play not in PLAYS:
         raise ValueError(f"play {play!r} is not allowed; allowed: {', '.join(PLAYS)}")
+    if not (run / f"{which}.zip").is_file():
+        snapshots = sorted(f"snapshots/{p.stem}" for p in run.glob("snapshots/*.zip"))
+        raise ValueError(
+            f"{run} has no {which}.zip; allowed: model, best_model or a snapshot "
+            f"({', '.join(snapshots[-3:]) or 'none saved'})"
+        )
+    final = run / "model.json"  # has the command and time; written when the run ends
+    if which == "model" and not final.is_file():
+        raise FileNotFoundError(
+            f"{final} is missing: the run has not ended (--model best_model or a snapshot)"
+        )
+    metadata = json.loads((run / f"{which}.json").read_text())
+    if which.startswith("snapshots/step_"):
+        metadata["timesteps"] = int(which.removeprefix("snapshots/step_"))
+    if final.is_file():
+        ended = json.loads(final.read_text())
+        metadata = ended if which == "model" else ended | {"timesteps": metadata["timesteps"]}
+    else:  # a run stopped before its end: its command is in config
+        metadata["command"] = json.loads((run / "config.json").read_text())["command"]
+        metadata["stopped"] = "before its end; this is " + (
+            "its best periodic evaluation's model"
+            if which == "best_model"
+            else f"its snapshot at {metadata['timesteps']} steps"
+        )
     metadata["play"] = play
     model = MaskablePPO.load(run / f"{which}.zip", device="cpu")
     compact(model, half)
@@ -88,8 +102,8 @@ def main() -> None:
     parser.add_argument(
         "--model",
         default="model",
-        choices=("model", "best_model"),
-        help="the final model, or the one that did best in the periodic evaluations",
+        help="model (the final one), best_model (the one that did best in the periodic "
+        "evaluations) or a snapshot, e.g. snapshots/step_000300000",
     )
     parser.add_argument("--half", action="store_true", help="store the weights as float16")
     parser.add_argument(
@@ -100,7 +114,10 @@ def main() -> None:
         "policy (a mixed strategy, for a policy trained to mix)",
     )
     args = parser.parse_args()
-    path = ship(args.run, args.model, args.half, play=args.play)
+    try:
+        path = ship(args.run, args.model, args.half, play=args.play)
+    except (ValueError, FileNotFoundError) as error:
+        parser.error(str(error))
     print(f"{path} ({path.stat().st_size / 1024:.0f} KiB)")
     print("pin its choices for the tests: python scripts/record_choices.py")
 

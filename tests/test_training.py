@@ -838,4 +838,14 @@ def test_a_run_stopped_before_its_end_ships_its_best_model(tiny_pico_model, tmp_
     path = ship.ship(run, "best_model", half=True, to=tmp_path / "shipped")
     shipped = json.loads(path.with_suffix(".json").read_text())
     assert shipped["command"] == "python -m training.train x" and shipped["timesteps"] == 64
-    assert "stopped" in shipped
+    assert "best periodic evaluation" in shipped["stopped"]
+    (run / "snapshots").mkdir()
+    shutil.copy(tiny_pico_model, run / "snapshots" / "step_000000032.zip")
+    (run / "snapshots" / "step_000000032.json").write_text(json.dumps(meta))
+    path = ship.ship(run, "snapshots/step_000000032", to=tmp_path / "snapshot")
+    shipped = json.loads(path.with_suffix(".json").read_text())
+    assert shipped["command"] == "python -m training.train x" and shipped["timesteps"] == 32
+    assert shipped["stopped"].endswith("its snapshot at 32 steps")
+    with pytest.raises(ValueError, match="no snapshots/step_1.zip; allowed: .*step_000000032"):
+        ship.ship(run, "snapshots/step_1", to=tmp_path / "none")
+    assert not (tmp_path / "none.zip").exists()
