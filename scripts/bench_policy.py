@@ -6,7 +6,8 @@
 Both play the same recorded decisions (observations and masks from games of the
 baseline against the heuristic), in turn within each repeat, so load changes on a
 shared machine fall on both alike. The script also checks that the two choose the
-same action at every decision, and fails if they do not.
+same action at every decision, and fails if they do not (both greedy, also for an agent
+shipped to sample its policy: ``predict`` would draw with torch's generator).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def main() -> None:
         meta = json.loads(path.with_suffix(".json").read_text())
         spec = get_spec(meta["env_id"])
         agent = load_policy(path, spec.make_game(**meta["options"]), spec.aec_id)
+        agent.deterministic = True  # greedy, also where it samples: SB3 draws with torch's rng
         decisions = recorded_decisions(spec.aec_id, meta["options"], agent, args.decisions, seed=0)
         timings, choices = time_both(agent, decisions, args.repeats)
         same = choices["predict"] == choices["act"]

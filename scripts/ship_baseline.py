@@ -63,16 +63,16 @@ def ship(
     game and player count; ``play`` (``PLAYS``) is how the shipped agent chooses."""
     if play not in PLAYS:
         raise ValueError(f"play {play!r} is not allowed; allowed: {', '.join(PLAYS)}")
+    final = run / "model.json"  # has the command and time; written when the run ends
+    if which == "model" and not final.is_file():
+        raise FileNotFoundError(
+            f"{final} is missing: the run has not ended (--model best_model or a snapshot)"
+        )
     if not (run / f"{which}.zip").is_file():
         snapshots = sorted(f"snapshots/{p.stem}" for p in run.glob("snapshots/*.zip"))
         raise ValueError(
             f"{run} has no {which}.zip; allowed: model, best_model or a snapshot "
             f"({', '.join(snapshots[-3:]) or 'none saved'})"
-        )
-    final = run / "model.json"  # has the command and time; written when the run ends
-    if which == "model" and not final.is_file():
-        raise FileNotFoundError(
-            f"{final} is missing: the run has not ended (--model best_model or a snapshot)"
         )
     metadata = json.loads((run / f"{which}.json").read_text())
     if which.startswith("snapshots/step_"):

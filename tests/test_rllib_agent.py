@@ -72,6 +72,9 @@ def test_the_exported_agent_plays_legal_greedy_or_sampled_moves(tmp_path):
     assert all(mask[agent.act(observation, mask, rng)] for _ in range(50))
     batch = agent.action_probabilities_batch(np.stack([observation] * 2), np.stack([mask] * 2))
     assert np.allclose(batch, probabilities)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    path.with_suffix(".json").write_text(json.dumps(meta | {"play": "sample"}))
+    assert not spec.make_agent(str(path), game).deterministic  # as its metadata says
 
 
 def test_an_export_is_checked_against_the_env_it_is_loaded_into(tmp_path):
