@@ -104,8 +104,9 @@ def test_panel_v2s_trained_members_are_the_files_it_was_fixed_with():
     found = {}
     for spec, config in configurations():
         game = spec.make_game(**config)
+        path = panel_policy_path(game)  # the weights and the metadata (how it plays)
         found[baseline_name(game)] = hashlib.sha256(
-            panel_policy_path(game).read_bytes()
+            path.read_bytes() + path.with_suffix(".json").read_bytes()
         ).hexdigest()
     changed = sorted(name for name in pinned if found.get(name) != pinned[name])
     assert not changed, (

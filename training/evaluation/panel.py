@@ -30,8 +30,8 @@ A version is fixed: a panel score means the same opponents wherever it is quoted
 a configuration's shipped agent has been replaced since ``panel-v2`` was fixed, its
 ``ppo`` member stays the agent shipped then, kept in ``training/evaluation/panel_v2/``
 under the same file name (``panel_policy_path``); ``tests/data/panel_v2.json`` pins
-every ``ppo`` member's file by its hash, so a replaced agent cannot change the panel
-unnoticed.
+every ``ppo`` member's files (the model and its metadata) by their hash, so a replaced
+agent cannot change the panel unnoticed.
 """
 
 from __future__ import annotations
