@@ -849,3 +849,20 @@ def test_a_run_stopped_before_its_end_ships_its_best_model(tiny_pico_model, tmp_
     with pytest.raises(ValueError, match="no snapshots/step_1.zip; allowed: .*step_000000032"):
         ship.ship(run, "snapshots/step_1", to=tmp_path / "none")
     assert not (tmp_path / "none.zip").exists()
+
+
+def test_evaluations_play_the_opponents_asked_for_and_refuse_unknown_ones(tmp_path):
+    import csv
+
+    common = ["--env", "hiddenhand/pico-v0", "--total-timesteps", "0", "--eval-every", "0"]
+    common += ["--final-eval-games", "2", "--net-arch", "16", "--run-dir", str(tmp_path)]
+    with pytest.raises(ValueError, match="'nobody'.*heuristic"):
+        training_train.train(training_train.parse_args([*common, "--eval-opponents", "nobody"]))
+    assert not any(tmp_path.iterdir())  # refused before any run folder is made
+    run = training_train.train(
+        training_train.parse_args([*common, "--eval-opponents", "heuristic,pimc"])
+    )
+    with open(run / "evaluations.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["opponent"] for row in rows] == ["heuristic", "pimc"]
+    assert all(row["games"] == "2" for row in rows)

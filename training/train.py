@@ -128,6 +128,12 @@ class Args:
     )
     eval_every: int = arg(25_000, "timesteps between evaluations (0: only at the end)")
     eval_games: int = arg(200, "seat-rotated games per baseline at each periodic evaluation")
+    eval_opponents: str = arg(
+        "random,heuristic",
+        "the evaluations' opponents, comma-separated (any agent the game knows, e.g. pimc), "
+        "each in every other seat; best_model is the model with the highest sum of win "
+        "rates against them",
+    )
     final_eval_games: int = arg(1000, "seat-rotated games per baseline at the end")
     snapshot_every: int = arg(25_000, "timesteps between self-play snapshots")
     run_dir: str = arg("runs", "folder under which the run folder is made")
@@ -289,7 +295,7 @@ def evaluate(agent, env_id: str, options: dict, opponent: str, games: int, seed:
     """The agent in one seat, ``opponent`` in every other, seat-rotated."""
     spec = get_spec(env_id)
     game = spec.make_game(**options)
-    result = head_to_head(game, agent, spec.agent_factory(opponent)(game), games, seed=seed)
+    result = head_to_head(game, agent, spec.make_agent(opponent, game), games, seed=seed)
     return {"opponent": opponent, "games": games, **result}
 
 
@@ -350,6 +356,8 @@ def check(args: Args) -> None:
     for name in parse_mix(args.opponents):
         if name not in SNAPSHOT_OPPONENTS:
             spec.make_agent(name, game)
+    for name in args.eval_opponents.split(","):
+        spec.make_agent(name, game)  # an unknown name: its own error, naming the agents
     if args.vec not in ("gym", "batched"):
         raise ValueError(f"--vec {args.vec!r} is not allowed; allowed: gym, batched")
     if args.vec == "batched":
@@ -501,7 +509,7 @@ def train(args: Args) -> Path:
     def evaluate_now(games: int) -> float:
         agent = PolicyAgent(model)
         value = 0.0
-        for opponent in ("random", "heuristic"):
+        for opponent in args.eval_opponents.split(","):
             result = evaluate(agent, spec.aec_id, options, opponent, games, seed=args.seed + 1)
             result["timesteps"] = model.num_timesteps
             result["wall_seconds"] = round(time.time() - started, 1)
