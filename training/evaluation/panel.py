@@ -77,12 +77,14 @@ def panel_members(spec: GameSpec, game: Game) -> dict[str, Agent]:
             members[name] = PIMC(game, **SEARCH_BUDGETS["pimc"])
         elif name == "ismcts":
             members[name] = ISMCTS(game, **SEARCH_BUDGETS["ismcts"])
-        elif name == "ppo" and panel_policy_path(game).parent == KEPT_POLICIES:
-            members[name] = load_policy(panel_policy_path(game), game, spec.aec_id)
+        elif name == "ppo":  # the kept agent, else the shipped one, where either exists
+            path = panel_policy_path(game)
+            if path.is_file():
+                members[name] = load_policy(path, game, spec.aec_id)
         elif name in spec.agents:
             try:
                 members[name] = spec.make_agent(name, game)
-            except ValueError:  # no shipped agent, or no equilibrium, for this configuration
+            except ValueError:  # no equilibrium for this configuration (nash)
                 continue
     return members
 
