@@ -51,3 +51,38 @@ def test_the_docs_links_lead_to_files():
             links += 1
             assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
     assert links >= 10
+
+
+def table_rows(text: str) -> list[list[tuple[int, str]]]:
+    """The Markdown tables of a text, outside code blocks: each a list of (line number, row)."""
+    tables: list[list[tuple[int, str]]] = []
+    in_code, previous_was_row = False, False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.startswith("```"):
+            in_code = not in_code
+        is_row = not in_code and line.startswith("|")
+        if is_row and not previous_was_row:
+            tables.append([])
+        if is_row:
+            tables[-1].append((number, line))
+        previous_was_row = is_row
+    return tables
+
+
+def cell_count(row: str) -> int:
+    return len(re.sub(r"`[^`]*`", "``", row).strip().strip("|").split("|"))
+
+
+def test_every_docs_table_row_has_its_headers_columns():
+    """A row pasted into the wrong table (or a cell lost) shows as a row whose number of
+    cells differs from its table's header."""
+    checked = 0
+    for path, text in DOCS.items():
+        for table in table_rows(text):
+            header = cell_count(table[0][1])
+            for number, row in table:
+                assert cell_count(row) == header, (
+                    f"{path.name}:{number} has {cell_count(row)} cells, its header {header}"
+                )
+                checked += 1
+    assert checked >= 100
