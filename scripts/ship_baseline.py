@@ -25,11 +25,16 @@ from sb3_contrib import MaskablePPO
 import envs  # noqa: F401  (registers the ids)
 from envs.core.spec import get_spec
 from training.agents.policy import (
+    BASELINES,
     PLAYS,
     actor_and_critic_parameters,
+    baseline_name,
     baseline_path,
     save_policy,
 )
+from training.evaluation.panel import KEPT_POLICIES
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def compact(model, half: bool) -> None:
@@ -49,6 +54,22 @@ def deflate(path: Path) -> None:
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for info, data in members:
             archive.writestr(info.filename, data)
+
+
+def cite_the_kept_agent(command: str, name: str) -> str:
+    """``command`` with the shipped agent it replaces (``name``) named by the copy kept for
+    the panel, so the command still reproduces the run once the new agent is shipped."""
+    shipped = (BASELINES / f"{name}.zip").relative_to(ROOT).as_posix()
+    if shipped not in command:
+        return command
+    kept = KEPT_POLICIES / f"{name}.zip"
+    if not kept.is_file():
+        raise FileNotFoundError(
+            f"the run starts from the shipped {name}.zip it would replace; keep that agent "
+            f"for the panel first: git mv {shipped} {kept.relative_to(ROOT).as_posix()} "
+            "(and its .json)"
+        )
+    return command.replace(shipped, kept.relative_to(ROOT).as_posix())
 
 
 def ship(
@@ -88,9 +109,11 @@ def ship(
             else f"its snapshot at {metadata['timesteps']} steps"
         )
     metadata["play"] = play
+    game = get_spec(metadata["env_id"]).make_game(**metadata["options"])
+    if "command" in metadata:
+        metadata["command"] = cite_the_kept_agent(metadata["command"], baseline_name(game))
     model = MaskablePPO.load(run / f"{which}.zip", device="cpu")
     compact(model, half)
-    game = get_spec(metadata["env_id"]).make_game(**metadata["options"])
     path = save_policy(model, to or baseline_path(game), metadata)
     deflate(path)
     return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -237,6 +238,17 @@ def test_shipped_baseline_loads_by_name_and_plays(path):
     assert path.stat().st_size < 1_200_000  # float16; the widest observations (983) near 1.1 MB
 
 
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_a_shipped_agents_command_starts_from_files_that_still_hold_what_it_used(path):
+    """A command that starts from a repo file (``--init-model``) names one that exists, and
+    never the shipped file it produced: a replaced agent is cited by its kept copy."""
+    command = json.loads(path.with_suffix(".json").read_text())["command"]
+    repo = BASELINES.parent.parent
+    for cited in re.findall(r"--init-model (training/\S+)", command):
+        assert (repo / cited).is_file(), f"{path.stem} starts from missing {cited}"
+        assert cited != f"training/baselines/{path.name}", f"{path.stem} cites itself"
+
+
 def test_a_missing_baseline_is_a_clear_error(monkeypatch, tmp_path):
     import training.agents.policy as policy
 
@@ -447,6 +459,12 @@ def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(
     with pytest.raises(ValueError, match="play 'best' is not allowed; allowed: greedy, sample"):
         ship_baseline.ship(run, to=tmp_path / "other.zip", play="best")
     assert not (tmp_path / "other.zip").exists()
+    replacing = "train --init-model training/baselines/pico_2p.zip"
+    assert ship_baseline.cite_the_kept_agent(replacing, "pico_2p") == (
+        "train --init-model training/evaluation/panel_v2/pico_2p.zip"
+    )
+    with pytest.raises(FileNotFoundError, match="keep that agent for the panel first: git mv"):
+        ship_baseline.cite_the_kept_agent(replacing.replace("2p", "3p"), "pico_3p")
 
 
 def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico_model, tmp_path):
