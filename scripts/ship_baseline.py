@@ -114,6 +114,12 @@ def ship(
         metadata["command"] = cite_the_kept_agent(metadata["command"], baseline_name(game))
     model = MaskablePPO.load(run / f"{which}.zip", device="cpu")
     compact(model, half)
+    if to is None:  # the other shipped agents trained from the replaced one now cite its copy
+        for other in BASELINES.glob("*.json"):
+            other_metadata = json.loads(other.read_text())
+            cited = cite_the_kept_agent(other_metadata["command"], baseline_name(game))
+            if cited != other_metadata["command"]:
+                other.write_text(json.dumps(other_metadata | {"command": cited}, indent=2))
     path = save_policy(model, to or baseline_path(game), metadata)
     deflate(path)
     return path

@@ -467,6 +467,43 @@ def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(
         ship_baseline.cite_the_kept_agent(replacing.replace("2p", "3p"), "pico_3p")
 
 
+def test_replacing_a_shipped_agent_rewrites_the_commands_that_started_from_it(
+    tiny_pico_model, tmp_path, monkeypatch
+):
+    """Shipping over an agent (kept for the panel) makes every command that started from it,
+    the new agent's and the other shipped agents', cite the kept copy."""
+    import importlib.util
+
+    module_path = Path(__file__).resolve().parent.parent / "scripts" / "ship_baseline.py"
+    module_spec = importlib.util.spec_from_file_location("ship_baseline", module_path)
+    ship_baseline = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(ship_baseline)
+    baselines = tmp_path / "training" / "baselines"
+    kept = tmp_path / "training" / "evaluation" / "panel_v2"
+    baselines.mkdir(parents=True)
+    kept.mkdir(parents=True)
+    monkeypatch.setattr(ship_baseline, "ROOT", tmp_path)
+    monkeypatch.setattr(ship_baseline, "BASELINES", baselines)
+    monkeypatch.setattr(ship_baseline, "KEPT_POLICIES", kept)
+    monkeypatch.setattr(ship_baseline, "baseline_path", lambda game: baselines / "pico_2p.zip")
+    from_old = "train --init-model training/baselines/pico_2p.zip"
+    (baselines / "pico_2p_aside-face_down.json").write_text(json.dumps({"command": from_old}))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "model.zip").write_bytes(tiny_pico_model.read_bytes())
+    metadata = json.loads(tiny_pico_model.with_suffix(".json").read_text())
+    (run / "model.json").write_text(json.dumps(metadata | {"command": from_old}))
+    with pytest.raises(FileNotFoundError, match="keep that agent for the panel first"):
+        ship_baseline.ship(run)
+    assert not (baselines / "pico_2p.zip").exists()
+    (kept / "pico_2p.zip").write_bytes(tiny_pico_model.read_bytes())  # the old agent, kept
+    shipped = ship_baseline.ship(run)
+    cites_the_copy = "train --init-model training/evaluation/panel_v2/pico_2p.zip"
+    assert json.loads(shipped.with_suffix(".json").read_text())["command"] == cites_the_copy
+    other = json.loads((baselines / "pico_2p_aside-face_down.json").read_text())
+    assert other["command"] == cites_the_copy
+
+
 def test_init_model_starts_from_the_saved_weights_and_must_fit_the_env(tiny_pico_model, tmp_path):
     import torch
 
