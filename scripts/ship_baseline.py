@@ -10,6 +10,10 @@ loading restores float32) and is deflated; ``--play sample`` ships it drawing it
 from its policy (a mixed strategy) rather than taking the best; it is saved as
 ``training/baselines/<game>_<N>p[_<option>-<value>...].zip`` (``baseline_name``) with its metadata (env, spaces, command,
 training steps and time) beside it; ``opponent="ppo"`` then loads it.
+
+Replacing a shipped agent means keeping the old one for the panel first (``git mv`` it
+to ``training/evaluation/panel_v2/``); every command that started from it, the new
+agent's and other shipped agents', then cites that copy, so each still reproduces.
 """
 
 from __future__ import annotations
