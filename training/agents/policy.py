@@ -140,7 +140,7 @@ def load_policy(
     meta_path = path.with_suffix(".json")
     play = "greedy"
     if meta_path.is_file():
-        play = check_metadata(meta_path, game, env_id, same_options).get("play", play)
+        play = check_metadata(meta_path, game, env_id, same_options)["play"]
     else:
         warnings.warn(
             f"{path} has no metadata file {meta_path.name} beside it: loading it as a plain "
@@ -159,13 +159,15 @@ def load_policy(
 
 
 def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool = True) -> dict:
-    """The metadata; raise ValueError if it says the model was made for another env or
-    (where ``same_options``) other options, or names an unknown ``play``."""
+    """The metadata (its ``play`` filled in: ``greedy`` where absent); raise ValueError if it
+    says the model was made for another env or (where ``same_options``) other options, or
+    names an unknown ``play``."""
     try:
         meta = json.loads(meta_path.read_text())
     except json.JSONDecodeError as error:
         raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
-    if meta.get("play", "greedy") not in PLAYS:
+    meta.setdefault("play", "greedy")  # files from before the key existed
+    if meta["play"] not in PLAYS:
         raise ValueError(f"{meta_path} says play {meta['play']!r}; allowed: {', '.join(PLAYS)}")
     spec = get_spec(env_id)
     expected = {

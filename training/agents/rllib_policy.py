@@ -114,7 +114,7 @@ def load_rllib_agent(path: str | Path, game: Game, env_id: str) -> RLlibPolicyAg
     meta = read_metadata(weights)
     meta_path = weights.with_suffix(".json")
     try:
-        play = check_metadata(meta_path, game, env_id).get("play", "greedy")
+        play = check_metadata(meta_path, game, env_id)["play"]
     except ValueError as error:  # check_metadata names the SB3 .zip; name the .pt instead
         message = str(error).replace(str(meta_path.with_suffix(".zip")), str(weights))
         raise ValueError(message) from None
