@@ -423,17 +423,22 @@ def test_an_unknown_teacher_is_a_clear_error(tmp_path):
         imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
 
 
-def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(
-    random_play, tiny_pico_model, tmp_path
-):
+@pytest.fixture
+def ship_baseline():
+    """``scripts/ship_baseline.py`` as a module."""
     import importlib.util
 
-    import numpy as np
+    path = Path(__file__).resolve().parent.parent / "scripts" / "ship_baseline.py"
+    module_spec = importlib.util.spec_from_file_location("ship_baseline", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
 
-    module_path = Path(__file__).resolve().parent.parent / "scripts" / "ship_baseline.py"
-    module_spec = importlib.util.spec_from_file_location("ship_baseline", module_path)
-    ship_baseline = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(ship_baseline)
+
+def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(
+    ship_baseline, random_play, tiny_pico_model, tmp_path
+):
+    import numpy as np
 
     run = tmp_path / "run"
     run.mkdir()
@@ -468,16 +473,10 @@ def test_shipping_keeps_the_policys_choices_and_shrinks_the_file(
 
 
 def test_replacing_a_shipped_agent_rewrites_the_commands_that_started_from_it(
-    tiny_pico_model, tmp_path, monkeypatch
+    ship_baseline, tiny_pico_model, tmp_path, monkeypatch
 ):
     """Shipping over an agent (kept for the panel) makes every command that started from it,
     the new agent's and the other shipped agents', cite the kept copy."""
-    import importlib.util
-
-    module_path = Path(__file__).resolve().parent.parent / "scripts" / "ship_baseline.py"
-    module_spec = importlib.util.spec_from_file_location("ship_baseline", module_path)
-    ship_baseline = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(ship_baseline)
     baselines = tmp_path / "training" / "baselines"
     kept = tmp_path / "training" / "evaluation" / "panel_v2"
     baselines.mkdir(parents=True)
@@ -871,17 +870,14 @@ def test_distillation_needs_a_teacher_with_action_values(tmp_path):
             training_train.train(args)
 
 
-def test_a_run_stopped_before_its_end_ships_its_best_model(tiny_pico_model, tmp_path):
+def test_a_run_stopped_before_its_end_ships_its_best_model(
+    ship_baseline, tiny_pico_model, tmp_path
+):
     """``scripts/ship_baseline.py --model best_model`` ships a run that has no final model
     (stopped early): the command comes from the run's config and the copy says it stopped;
     asking for the final model of such a run is a clear error."""
-    import importlib.util
     import shutil
 
-    root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("ship", root / "scripts" / "ship_baseline.py")
-    ship = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ship)
     run = tmp_path / "run"
     run.mkdir()
     shutil.copy(tiny_pico_model, run / "best_model.zip")
@@ -889,20 +885,20 @@ def test_a_run_stopped_before_its_end_ships_its_best_model(tiny_pico_model, tmp_
     (run / "best_model.json").write_text(json.dumps(meta))
     (run / "config.json").write_text(json.dumps({"command": "python -m training.train x"}))
     with pytest.raises(FileNotFoundError, match="has not ended.*best_model"):
-        ship.ship(run, "model", to=tmp_path / "final")
-    path = ship.ship(run, "best_model", half=True, to=tmp_path / "shipped")
+        ship_baseline.ship(run, "model", to=tmp_path / "final")
+    path = ship_baseline.ship(run, "best_model", half=True, to=tmp_path / "shipped")
     shipped = json.loads(path.with_suffix(".json").read_text())
     assert shipped["command"] == "python -m training.train x" and shipped["timesteps"] == 64
     assert "best periodic evaluation" in shipped["stopped"]
     (run / "snapshots").mkdir()
     shutil.copy(tiny_pico_model, run / "snapshots" / "step_000000032.zip")
     (run / "snapshots" / "step_000000032.json").write_text(json.dumps(meta))
-    path = ship.ship(run, "snapshots/step_000000032", to=tmp_path / "snapshot")
+    path = ship_baseline.ship(run, "snapshots/step_000000032", to=tmp_path / "snapshot")
     shipped = json.loads(path.with_suffix(".json").read_text())
     assert shipped["command"] == "python -m training.train x" and shipped["timesteps"] == 32
     assert shipped["stopped"].endswith("its snapshot at 32 steps")
     with pytest.raises(ValueError, match="no snapshots/step_1.zip; allowed: .*step_000000032"):
-        ship.ship(run, "snapshots/step_1", to=tmp_path / "none")
+        ship_baseline.ship(run, "snapshots/step_1", to=tmp_path / "none")
     assert not (tmp_path / "none.zip").exists()
 
 
