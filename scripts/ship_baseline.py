@@ -66,14 +66,13 @@ def cite_the_kept_agent(command: str, name: str) -> str:
     shipped = (BASELINES / f"{name}.zip").relative_to(ROOT).as_posix()
     if shipped not in command:
         return command
-    kept = KEPT_POLICIES / f"{name}.zip"
-    if not kept.is_file():
+    kept = (KEPT_POLICIES / f"{name}.zip").relative_to(ROOT).as_posix()
+    if not (ROOT / kept).is_file():
         raise FileNotFoundError(
             f"the run starts from the shipped {name}.zip it would replace; keep that agent "
-            f"for the panel first: git mv {shipped} {kept.relative_to(ROOT).as_posix()} "
-            "(and its .json)"
+            f"for the panel first: git mv {shipped} {kept} (and its .json)"
         )
-    return command.replace(shipped, kept.relative_to(ROOT).as_posix())
+    return command.replace(shipped, kept)
 
 
 def ship(
@@ -114,14 +113,15 @@ def ship(
         )
     metadata["play"] = play
     game = get_spec(metadata["env_id"]).make_game(**metadata["options"])
+    name = baseline_name(game)
     if "command" in metadata:
-        metadata["command"] = cite_the_kept_agent(metadata["command"], baseline_name(game))
+        metadata["command"] = cite_the_kept_agent(metadata["command"], name)
     model = MaskablePPO.load(run / f"{which}.zip", device="cpu")
     compact(model, half)
     if to is None:  # the other shipped agents trained from the replaced one now cite its copy
         for other in BASELINES.glob("*.json"):
             other_metadata = json.loads(other.read_text())
-            cited = cite_the_kept_agent(other_metadata["command"], baseline_name(game))
+            cited = cite_the_kept_agent(other_metadata["command"], name)
             if cited != other_metadata["command"]:
                 other.write_text(json.dumps(other_metadata | {"command": cited}, indent=2))
     path = save_policy(model, to or baseline_path(game), metadata)
