@@ -183,6 +183,11 @@ def command_line(args: Args) -> str:
     return shlex.join(words)
 
 
+def eval_opponent_names(args: Args) -> list[str]:
+    """The agents of ``--eval-opponents``, in order."""
+    return args.eval_opponents.split(",")
+
+
 def game_options(args: Args) -> dict[str, Any]:
     """The game options of ``--num-players`` and ``--option`` (ValueError if one is wrong)."""
     return cli.game_options(get_spec(args.env), args.num_players, args.option)
@@ -356,7 +361,7 @@ def check(args: Args) -> None:
     for name in parse_mix(args.opponents):
         if name not in SNAPSHOT_OPPONENTS:
             spec.make_agent(name, game)
-    for name in args.eval_opponents.split(","):
+    for name in eval_opponent_names(args):
         spec.make_agent(name, game)  # an unknown name: its own error, naming the agents
     if args.vec not in ("gym", "batched"):
         raise ValueError(f"--vec {args.vec!r} is not allowed; allowed: gym, batched")
@@ -509,7 +514,7 @@ def train(args: Args) -> Path:
     def evaluate_now(games: int) -> float:
         agent = PolicyAgent(model)
         value = 0.0
-        for opponent in args.eval_opponents.split(","):
+        for opponent in eval_opponent_names(args):
             result = evaluate(agent, spec.aec_id, options, opponent, games, seed=args.seed + 1)
             result["timesteps"] = model.num_timesteps
             result["wall_seconds"] = round(time.time() - started, 1)
