@@ -355,6 +355,43 @@ def test_a_search_teacher_labels_from_the_learners_position(tmp_path, monkeypatc
     assert data["masks"][np.arange(len(data["actions"])), data["actions"]].all()
 
 
+def test_a_pimc_teachers_budget_is_the_one_asked_for(tmp_path, monkeypatch):
+    """``--teacher-samples`` reaches the PIMC teacher; other teachers and negative budgets
+    are refused before any run folder is made."""
+    from training.agents import search
+
+    budgets: list[int] = []
+    real = search.PIMC.__init__
+
+    def recording(self, game, samples=search.DEFAULT_SAMPLES, *rest, **options):
+        budgets.append(samples)
+        real(self, game, samples, *rest, **options)
+
+    monkeypatch.setattr(search.PIMC, "__init__", recording)
+    args = training_train.Args(
+        env="hiddenhand/pico-v0", opponents="random:1", imitate_steps=4, teacher="pimc"
+    )
+    for asked, used in ((0, search.DEFAULT_SAMPLES), (37, 37)):
+        args.teacher_samples = asked
+        imitation.collect_demonstrations(args, demonstrations(args, tmp_path))
+        assert budgets[-1] == used
+    for teacher, samples, message in (
+        ("heuristic", 10, "'heuristic' has none.*teachers with one: pimc, pimc_heuristic"),
+        ("pimc", -1, "must be ≥ 0"),
+    ):
+        run_dir = tmp_path / "runs"
+        bad = training_train.Args(
+            env="hiddenhand/pico-v0",
+            imitate_steps=4,
+            teacher=teacher,
+            teacher_samples=samples,
+            run_dir=str(run_dir),
+        )
+        with pytest.raises(ValueError, match=message):
+            training_train.train(bad)
+        assert not run_dir.exists()
+
+
 def test_rounds_after_the_first_and_a_started_model_play_the_policy(
     tiny_pico_model, tmp_path, monkeypatch
 ):

@@ -15,6 +15,9 @@
   the legal actions instead of the single best choice, so it learns which slips are cheap
   and which cost.
 
+A PIMC teacher (``pimc``, ``pimc_heuristic``) searches with its own budget, or with
+``--teacher-samples`` rollouts a decision: a larger budget labels better, at its cost.
+
 The fit has its own Adam optimizer and learning rate (``--imitate-learning-rate``,
 optionally annealed to 0 over each round with ``--imitate-anneal``).
 """
@@ -41,6 +44,7 @@ class ImitationArgs(Protocol):
     imitate_anneal: bool
     imitate_temperature: float
     teacher: str
+    teacher_samples: int
     init_model: str
     batch_size: int
     gamma: float
@@ -82,7 +86,9 @@ def collect_demonstrations(
     opponents inside). The teacher plays, or ``student`` (an agent) when given."""
     env = new_env()
     base = env.unwrapped
-    teacher = base.game_spec.agent_factory(args.teacher)(base.game)
+    factory = base.game_spec.agent_factory(args.teacher)
+    budget = {"samples": args.teacher_samples} if args.teacher_samples else {}
+    teacher = factory(base.game, **budget)
     actor = student or teacher
     searches = uses_position(teacher)
     rng = np.random.default_rng(args.seed + 10_000 + (student is not None))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import inspect
 import json
 import shlex
 import shutil
@@ -89,6 +90,10 @@ class Args:
     )
     teacher: str = arg(
         "heuristic", "the agent imitated: any agent the game knows (heuristic, expert, ...)"
+    )
+    teacher_samples: int = arg(
+        0,
+        "rollouts per decision of a PIMC teacher (pimc, pimc_heuristic); 0: its own budget",
     )
     imitate_temperature: float = arg(
         0.0,
@@ -353,6 +358,15 @@ def valued_agents(spec) -> list[str]:
     return [name for name in spec.agents if hasattr(spec.agent_factory(name), "action_values")]
 
 
+def sampled_agents(spec) -> list[str]:
+    """The game's agents whose budget is ``samples`` rollouts a decision (PIMC teachers)."""
+    return [
+        name
+        for name in spec.agents
+        if "samples" in inspect.signature(spec.agent_factory(name)).parameters
+    ]
+
+
 def check(args: Args) -> None:
     """Raise ValueError, naming what is wrong and what is allowed, for any argument that
     would fail the run; called before anything is created, so a typo damages no run folder."""
@@ -373,6 +387,13 @@ def check(args: Args) -> None:
             raise ValueError("--vec batched steps every game in one process: drop --subproc")
     if args.imitate_steps:
         spec.agent_factory(args.teacher)
+    if args.teacher_samples < 0:
+        raise ValueError(f"--teacher-samples must be ≥ 0, not {args.teacher_samples}")
+    if args.teacher_samples and args.teacher not in sampled_agents(spec):
+        raise ValueError(
+            f"--teacher-samples sets a PIMC teacher's budget; {args.teacher!r} has none "
+            f"(teachers with one: {', '.join(sampled_agents(spec))})"
+        )
     if args.imitate_temperature < 0:
         raise ValueError(f"--imitate-temperature must be ≥ 0, not {args.imitate_temperature}")
     if args.imitate_temperature and args.teacher not in valued_agents(spec):

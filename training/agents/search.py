@@ -477,10 +477,10 @@ class ISMCTS(_SearchAgent):
         return int(legal[best]), visits / visits.sum()
 
 
-def pimc(game: Game) -> PIMC:
-    """PIMC with the default budget and random rollouts, on the batched engine (the
-    ``"pimc"`` agent)."""
-    return PIMC(game)
+def pimc(game: Game, samples: int = DEFAULT_SAMPLES) -> PIMC:
+    """PIMC with random rollouts on the batched engine, by default with the default budget
+    (the ``"pimc"`` agent; ``samples`` for a teacher with another budget)."""
+    return PIMC(game, samples)
 
 
 class HeuristicPIMC(PIMC):
