@@ -158,6 +158,24 @@ def test_shipped_panel_scores_a_shipped_agent_as_the_benchmark_does():
     assert scores["panel_score"] == scores["members"]["pimc"]["above_chance"]
 
 
+def test_search_budget_plays_each_budget_against_the_panels_pimc():
+    """A row per budget, each the series ``head_to_head`` plays with that search."""
+    from training.agents.search import ISMCTS, PIMC
+    from training.evaluate import head_to_head
+
+    out = run_script(
+        "scripts/search_budget.py",
+        *("--env", "hiddenhand/pico-v0", "--agent", "ismcts", "--budgets", "3", "9"),
+        *("--games", "4", "--seed", "5"),
+    )
+    rows = [line.split("|")[1:3] for line in out.splitlines() if line.startswith("| ")]
+    game = envs.get_spec("hiddenhand/pico-v0").make_game()
+    for (budget, win), iterations in zip(rows[1:], (3, 9), strict=True):
+        expected = head_to_head(game, ISMCTS(game, iterations=iterations), PIMC(game), 4, 5)
+        assert int(budget) == iterations
+        assert win.strip() == f"{expected['win_rate']:.3f} ± {expected['win_ci']:.3f}"
+
+
 def test_shipped_panel_and_search_time_refuse_bad_arguments():
     for args, message in (
         (("scripts/shipped_panel.py", "--only", "pico_9p"), "unknown pico_9p; known: "),
@@ -165,6 +183,11 @@ def test_shipped_panel_and_search_time_refuse_bad_arguments():
         (("scripts/shipped_panel.py", "--members", "random"), "--members must include pimc"),
         (("scripts/shipped_panel.py", "--members", "ppo"), "invalid choice: 'ppo'"),
         (("scripts/search_time.py", "--rollout", "greedy"), "invalid choice: 'greedy'"),
+        (
+            ("scripts/search_budget.py", "--env", "hiddenhand/pico-v0", "--budgets", "5", "0"),
+            "must all be at least 1",
+        ),
+        (("scripts/search_budget.py", "--agent", "mcts"), "invalid choice: 'mcts'"),
     ):
         result = subprocess.run(
             [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600
