@@ -30,6 +30,7 @@ import envs  # noqa: F401  (registers the ids)
 from envs.core.spec import get_spec
 from training.agents.policy import (
     BASELINES,
+    DEFAULT_PLAY,
     PLAYS,
     actor_and_critic_parameters,
     baseline_name,
@@ -80,7 +81,7 @@ def ship(
     which: str = "model",
     half: bool = False,
     to: Path | None = None,
-    play: str = "greedy",
+    play: str = DEFAULT_PLAY,
 ) -> Path:
     """Copy ``run``'s model (``which``: model, best_model or one of its snapshots,
     ``snapshots/step_000300000``) to ``to``, by default the shipped baseline's path for its
@@ -141,7 +142,7 @@ def main() -> None:
     parser.add_argument("--half", action="store_true", help="store the weights as float16")
     parser.add_argument(
         "--play",
-        default="greedy",
+        default=DEFAULT_PLAY,
         choices=PLAYS,
         help="how the shipped agent chooses: its best legal action, or a draw from its "
         "policy (a mixed strategy, for a policy trained to mix)",

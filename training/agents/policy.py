@@ -24,6 +24,9 @@ BASELINES = Path(__file__).resolve().parent.parent / "baselines"
 #: How a saved policy chooses (its metadata's ``play``): the best legal logit, or a draw
 #: from the softmax over the legal actions (a mixed strategy).
 PLAYS = ("greedy", "sample")
+#: How a policy chooses unless told: shipping's default, and the play of a metadata file
+#: that names none (files from before the key existed).
+DEFAULT_PLAY = "greedy"
 
 
 def policy_metadata(env_id: str, game: Game, options: dict[str, Any], **extra: Any) -> dict:
@@ -138,7 +141,7 @@ def load_policy(
     if not path.is_file():
         raise ValueError(f"no saved model at {path}")
     meta_path = path.with_suffix(".json")
-    play = "greedy"
+    play = DEFAULT_PLAY
     if meta_path.is_file():
         play = check_metadata(meta_path, game, env_id, same_options)["play"]
     else:
@@ -159,14 +162,14 @@ def load_policy(
 
 
 def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool = True) -> dict:
-    """The metadata (its ``play`` filled in: ``greedy`` where absent); raise ValueError if it
-    says the model was made for another env or (where ``same_options``) other options, or
-    names an unknown ``play``."""
+    """The metadata (its ``play`` filled in: ``DEFAULT_PLAY`` where absent); raise
+    ValueError if it says the model was made for another env or (where ``same_options``)
+    other options, or names an unknown ``play``."""
     try:
         meta = json.loads(meta_path.read_text())
     except json.JSONDecodeError as error:
         raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
-    meta.setdefault("play", "greedy")  # files from before the key existed
+    meta.setdefault("play", DEFAULT_PLAY)
     if meta["play"] not in PLAYS:
         raise ValueError(f"{meta_path} says play {meta['play']!r}; allowed: {', '.join(PLAYS)}")
     spec = get_spec(env_id)
