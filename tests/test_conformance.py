@@ -259,6 +259,39 @@ def test_parallel_env_plays_to_the_end(env_id, config):
     assert abs(sum(totals.values())) < 1e-9
 
 
+def test_parallel_env_same_seed_same_game(env_id, config):
+    """Seeded determinism of the parallel env over whole games with masked actions (PettingZoo's
+    ``parallel_seed_test`` draws unmasked ones, so games end at the first illegal move; the
+    AEC env's whole games are compared in ``test_same_seed_same_game``)."""
+
+    def transcript(seed: int) -> list:
+        env = pettingzoo.make("parallel", env_id, render_mode="ansi", **config)
+        observations, infos = env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        steps = [(observations, infos)]
+        while env.agents:
+            actions = {
+                a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"])))
+                for a in env.agents
+            }
+            observations, rewards, terms, truncs, infos = env.step(actions)
+            steps.append((actions, observations, rewards, terms, truncs, infos, env.render()))
+        assert all(terms.values()) and not any(truncs.values())  # played out, no illegal move
+        return steps
+
+    def same(a, b) -> bool:
+        if isinstance(a, dict):
+            return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        if isinstance(a, (list, tuple)):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        return np.array_equal(a, b)
+
+    first = transcript(11)
+    assert len(first) > 2
+    assert same(first, transcript(11))
+    assert not same(first, transcript(12))
+
+
 @pytest.mark.parametrize("opponent", ["random", "heuristic"])
 def test_single_agent_view_plays_every_seat(env_id, config, opponent):
     gym_id = envs.get_spec(env_id).gym_id
