@@ -149,6 +149,12 @@ def test_arguments_are_checked_before_ray_starts(tmp_path, capsys):
     assert not ray.is_initialized()
 
 
+def test_help_names_the_python_m_command(capsys):
+    with pytest.raises(SystemExit):
+        backend.parse_args(["--help"])
+    assert capsys.readouterr().out.startswith("usage: python -m training.rllib ")
+
+
 @pytest.fixture(scope="module")
 def two_node_cluster():
     from ray.cluster_utils import Cluster

@@ -374,3 +374,19 @@ def test_a_policy_agent_warns_nothing_on_read_only_observations():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         agent.act(observation, table_view.action_masks().astype(np.int8), np.random.default_rng(0))
+
+
+# --- 9. every tool's usage names the command that runs it ---------------------------------
+@pytest.mark.parametrize(
+    "module", ["train", "evaluate", "exploitability", "benchmark", "solve", "play"]
+)
+def test_every_tool_help_names_its_python_m_command(module, capsys):
+    """``--help`` reads ``usage: python -m training.X``, not the file's name (``train.py``),
+    which cannot be run as such. training.rllib's is checked in tests/test_rllib.py."""
+    import importlib
+
+    tool = importlib.import_module(f"training.{module}")
+    entry = getattr(tool, {"train": "parse_args", "play": "setup"}.get(module, "main"))
+    with pytest.raises(SystemExit):
+        entry(["--help"])
+    assert capsys.readouterr().out.startswith(f"usage: python -m training.{module} ")

@@ -22,7 +22,6 @@ yours with ``@register("name")`` in a module given to ``--import``.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import importlib
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from envs.core.spec import get_spec
+from training.cli import tool_parser
 
 #: (env_id, options) -> a trained model's path
 Algorithm = Callable[[str, dict[str, Any], int, int, Path], Path]
@@ -556,9 +556,7 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = tool_parser("training.benchmark", __doc__)
     parser.add_argument("--algorithms", default="", help="comma-separated registered names")
     parser.add_argument(
         "--configs", default=",".join(CONFIGURATIONS), help="comma-separated configurations"

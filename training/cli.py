@@ -1,4 +1,5 @@
-"""Command-line arguments that every tool which builds a game shares, written once.
+"""Command-line arguments that every tool which builds a game shares, written once, and
+the parser every ``python -m training.X`` tool starts from (``tool_parser``).
 
 ``--env``, ``--num-players`` and the repeatable ``--option key=value`` (typed by the
 game's ``Config``: ``Config.parse_options``), checked together into a game before
@@ -17,6 +18,23 @@ OPTION_HELP = (
     "a game option as key=value, typed by the game (e.g. board_play=simultaneous, "
     "variant=secret_positions, placement=alternate, target_score=100); repeatable"
 )
+
+
+def tool_parser(
+    module: str,
+    doc: str,
+    formatter_class: type[argparse.HelpFormatter] = argparse.RawDescriptionHelpFormatter,
+    **kwargs: Any,
+) -> argparse.ArgumentParser:
+    """The parser of ``python -m <module>``: its usage names that command (argparse's
+    default is the file's name, ``train.py``), its description the docstring's first
+    paragraph."""
+    return argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description=doc.split("\n\n")[0],
+        formatter_class=formatter_class,
+        **kwargs,
+    )
 
 
 def add_game_arguments(parser: argparse.ArgumentParser, env_default: str | None = None) -> None:

@@ -18,7 +18,6 @@ a win rate above chance against every member, and their mean, the panel score.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ import numpy as np
 from envs.core.agents import Agent
 from envs.core.game import Game
 from envs.core.spec import GameSpec
-from training.cli import add_game_arguments, game_from_args
+from training.cli import add_game_arguments, game_from_args, tool_parser
 from training.tournament import mean_interval, play_game, seat_rotated
 
 
@@ -69,9 +68,7 @@ def ratings(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = tool_parser("training.evaluate", __doc__)
     add_game_arguments(parser)
     parser.add_argument(
         "--agents", nargs="+", required=True, help="names or model paths (≥ 2; ≥ 1 with --panel)"

@@ -24,7 +24,7 @@ import numpy as np
 from envs.core.aec import HiddenHandAEC
 from envs.core.agents import Agent, decide, uses_observation
 from envs.core.spec import GameSpec
-from training.cli import add_game_arguments, game_from_args
+from training.cli import add_game_arguments, game_from_args, tool_parser
 from training.evaluate import make_agent
 
 QUIT_WORDS = ("q", "quit", "exit")
@@ -36,12 +36,7 @@ class Quit(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m training.play",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("\n\n", 1)[1],
-    )
+    parser = tool_parser("training.play", __doc__, epilog=__doc__.split("\n\n", 1)[1])
     add_game_arguments(parser)
     parser.add_argument(
         "--opponent",

@@ -295,8 +295,8 @@ ADDRESS = re.compile(r"^(local|auto|(ray://)?[A-Za-z0-9._-]+:\d+)$")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    parser = cli.tool_parser(
+        "training.rllib", __doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")

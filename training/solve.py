@@ -11,20 +11,18 @@ Objectives: ``win`` (the env's default reward: +1, 0 or -1 at the end) or ``scor
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from envs.core.spec import get_spec
+from training.cli import tool_parser
 from training.solvers.pico import OBJECTIVES, PicoSolver, Position, all_deals
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = tool_parser("training.solve", __doc__)
     parser.add_argument("--env", default="hiddenhand/pico-v0", help="only two-player Pico")
     parser.add_argument("--num-players", type=int, default=2, help="only 2 is solvable")
     which = parser.add_mutually_exclusive_group()

@@ -150,8 +150,8 @@ class Args:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    parser = cli.tool_parser(
+        "training.train", __doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
