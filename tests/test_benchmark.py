@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -172,12 +176,62 @@ def test_the_harness_end_to_end(tmp_path, cheap_panel):
     benchmark.main(["--report", str(tmp_path)])  # the report alone, from the finished runs
 
 
-def test_the_docs_worked_example_registers_and_runs(tmp_path, cheap_panel, monkeypatch):
-    import re
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = (ROOT / "docs" / "benchmark.md").read_text()
+#: The worked example of docs/benchmark.md, "Adding your algorithm": the module and the command.
+MY_METHOD = re.findall(r"```python\n# my_method.py\n(.*?)```", DOCS, flags=re.DOTALL)[0]
+MY_COMMAND = (
+    re.findall(
+        r"```sh\n\.venv/bin/python (-m training\.benchmark --import my_method .*?)```",
+        DOCS,
+        flags=re.DOTALL,
+    )[0]
+    .replace("\\\n", " ")
+    .split()
+)
 
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "benchmark.md").read_text()
-    code = re.findall(r"```python\n# my_method.py\n(.*?)```", docs, flags=re.DOTALL)[0]
-    (tmp_path / "my_method.py").write_text(code)
+
+def run_as_a_user(folder: Path, argv: list[str]) -> subprocess.CompletedProcess:
+    """``python -m training.benchmark ...`` in a folder holding ``my_method.py``, as a user
+    runs it (the folder on the path because it is the working directory)."""
+    (folder / "my_method.py").write_text(MY_METHOD)
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, *argv],
+        cwd=folder,
+        env=os.environ | {"PYTHONPATH": path, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_python_m_reads_the_algorithms_that_import_registers(tmp_path):
+    """Under ``python -m`` the module runs as ``__main__``; ``--import my_method`` registers
+    into ``training.benchmark``: the command must read that registry (on an unknown
+    configuration it gets past the algorithms and stops there)."""
+    argv = MY_COMMAND[: MY_COMMAND.index("--configs")] + ["--configs", "nowhere"]
+    result = run_as_a_user(tmp_path, argv)
+    assert result.returncode == 2
+    assert "--configs: unknown ['nowhere']" in result.stderr, result.stderr
+    assert "--algorithms: unknown" not in result.stderr
+
+
+@pytest.mark.slow
+def test_the_docs_worked_example_runs_as_written(tmp_path):
+    """docs/benchmark.md's command, run the way a user runs it, with a tiny budget."""
+    argv = MY_COMMAND[: MY_COMMAND.index("--seeds")] + [
+        *("--seeds", "0-0", "--steps", "64", "--eval-games", "2", "--eval-search-games", "1"),
+        *("--out", "runs/mine"),
+    ]
+    result = run_as_a_user(tmp_path, argv)
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads((tmp_path / "runs/mine/results.json").read_text())["summary"]
+    assert set(summary["algorithms"]) == {"my-ppo", "ppo-random"}
+
+
+def test_the_docs_worked_example_registers_and_runs(tmp_path, cheap_panel, monkeypatch):
+    (tmp_path / "my_method.py").write_text(MY_METHOD)
     monkeypatch.syspath_prepend(str(tmp_path))
     out = tmp_path / "bench"
     benchmark.main(

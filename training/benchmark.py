@@ -648,4 +648,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Under ``python -m`` this file runs as ``__main__``, a second copy of the module:
+    # run the importable one, whose ALGORITHMS the ``--import`` modules register into
+    # (and whose ``execute`` the worker processes unpickle).
+    from training.benchmark import main as benchmark_main
+
+    benchmark_main()
