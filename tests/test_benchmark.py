@@ -102,6 +102,32 @@ def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs
     assert summary["algorithms"]["b"]["runs"] == 4
 
 
+def test_a_one_seed_report_says_it_has_no_interval(tmp_path):
+    """The bootstrap resamples seeds: from one seed its "interval" is the point twice, so the
+    report gives none (JSON null) and says why, rather than [+0.017, +0.017]."""
+    finished(tmp_path, "a", "pico-2p", 0, 0.017)
+    finished(tmp_path, "b", "pico-2p", 0, -0.1)
+    summary = benchmark.report(tmp_path)
+    assert summary["algorithms"]["a"]["seeds"] == 1
+    assert summary["algorithms"]["a"]["ci"] is None
+    assert summary["algorithms"]["a"]["per_config"]["pico-2p"]["ci"] is None
+    assert summary["improvement"]["a > b"] == {"p": 1.0, "ci": None}
+    table = (tmp_path / "results.md").read_text()
+    assert "| a | +0.017 (one seed: no interval) | +0.017 (one seed: no interval) |" in table
+    assert "| a > b | 1.00 (one seed: no interval) |" in table
+    assert "One seed per configuration for a, b: no interval." in table
+    assert "[+0.017, +0.017]" not in table and "[1.00, 1.00]" not in table
+    assert (
+        json.loads((tmp_path / "results.json").read_text())["summary"]["algorithms"]["a"]["ci"]
+        is None
+    )
+    finished(tmp_path, "a", "pico-2p", 1, 0.2)
+    finished(tmp_path, "b", "pico-2p", 1, 0.1)
+    summary = benchmark.report(tmp_path)  # two seeds: intervals again, and no such line
+    assert summary["algorithms"]["a"]["ci"] is not None
+    assert "no interval" not in (tmp_path / "results.md").read_text()
+
+
 def test_a_report_merges_another_reports_csv(tmp_path):
     """A benchmark split across machines: one report's results.csv joins another's run
     folders; a run with a folder here wins over its CSV row; the aggregate is the one the

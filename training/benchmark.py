@@ -362,11 +362,15 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
         per_config = {
             c: stratified_bootstrap_ci(iqm, matrix[:, [k]]) for k, c in enumerate(configs)
         }
+        seeds = matrix.shape[0]
         summary["algorithms"][algorithm] = {
             "runs": int(matrix.size),
+            "seeds": seeds,
             "iqm": point,
-            "ci": [low, high],
-            "per_config": {c: {"iqm": v[0], "ci": [v[1], v[2]]} for c, v in per_config.items()},
+            "ci": interval(low, high, seeds),
+            "per_config": {
+                c: {"iqm": v[0], "ci": interval(v[1], v[2], seeds)} for c, v in per_config.items()
+            },
         }
     for algorithm in algorithms:
         exact = [r["nash_conv"] for r in rows if r["algorithm"] == algorithm and "nash_conv" in r]
@@ -383,7 +387,11 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
                 point, low, high = stratified_bootstrap_ci(
                     probability_of_improvement, matrices[x], matrices[y]
                 )
-                summary["improvement"][f"{x} > {y}"] = {"p": point, "ci": [low, high]}
+                seeds = min(matrices[x].shape[0], matrices[y].shape[0])
+                summary["improvement"][f"{x} > {y}"] = {
+                    "p": point,
+                    "ci": interval(low, high, seeds),
+                }
     (out / "results.json").write_text(json.dumps({"summary": summary, "runs": every_run}, indent=2))
     with open(out / "results.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
@@ -392,6 +400,12 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     (out / "results.md").write_text(markdown_table(summary))
     plot(out, rows, summary, matrices)
     return summary
+
+
+def interval(low: float, high: float, seeds: int) -> list[float] | None:
+    """A bootstrap interval, or None (JSON null) from one seed: the stratified bootstrap
+    resamples the seeds of each configuration, so one seed gives no interval at all."""
+    return [low, high] if seeds > 1 else None
 
 
 def score_matrix(rows: list[dict], algorithm: str, configs: list[str]) -> np.ndarray:
@@ -408,6 +422,16 @@ def score_matrix(rows: list[dict], algorithm: str, configs: list[str]) -> np.nda
     return np.array(columns).T
 
 
+NO_INTERVAL = "(one seed: no interval)"
+
+
+def with_interval(value: float, ci: list[float] | None, digits: int = 3, sign: str = "+") -> str:
+    """``value [low, high]``, or the value and that one seed gives no interval."""
+    if ci is None:
+        return f"{value:{sign}.{digits}f} {NO_INTERVAL}"
+    return f"{value:{sign}.{digits}f} [{ci[0]:{sign}.{digits}f}, {ci[1]:{sign}.{digits}f}]"
+
+
 def markdown_table(summary: dict) -> str:
     configs = summary["configs"]
     lines = [
@@ -416,15 +440,9 @@ def markdown_table(summary: dict) -> str:
     ]
     for name, s in summary["algorithms"].items():
         cells = [
-            f"{s['per_config'][c]['iqm']:+.3f} [{s['per_config'][c]['ci'][0]:+.3f}, "
-            f"{s['per_config'][c]['ci'][1]:+.3f}]"
-            for c in configs
+            with_interval(s["per_config"][c]["iqm"], s["per_config"][c]["ci"]) for c in configs
         ]
-        lines.append(
-            f"| {name} | {s['iqm']:+.3f} [{s['ci'][0]:+.3f}, {s['ci'][1]:+.3f}] | "
-            + " | ".join(cells)
-            + " |"
-        )
+        lines.append(f"| {name} | {with_interval(s['iqm'], s['ci'])} | " + " | ".join(cells) + " |")
     exact = {name: s["nash_conv"] for name, s in summary["algorithms"].items() if "nash_conv" in s}
     if exact:
         lines += [
@@ -438,7 +456,14 @@ def markdown_table(summary: dict) -> str:
     if summary["improvement"]:
         lines += ["", "| comparison | P(X > Y) (95% CI) |", "|---|---|"]
         for pair, v in summary["improvement"].items():
-            lines.append(f"| {pair} | {v['p']:.2f} [{v['ci'][0]:.2f}, {v['ci'][1]:.2f}] |")
+            lines.append(f"| {pair} | {with_interval(v['p'], v['ci'], 2, '')} |")
+    single = [name for name, s in summary["algorithms"].items() if s.get("seeds") == 1]
+    if single:
+        lines += [
+            "",
+            f"One seed per configuration for {', '.join(single)}: no interval. The intervals "
+            "come from resampling the seeds, so one seed gives none; run several (--seeds 0-4).",
+        ]
     if summary.get("incomplete"):
         waiting = "; ".join(
             f"{c} ({', '.join(f'{a} {n}' for a, n in runs.items())})"
@@ -463,8 +488,8 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
     for i, name in enumerate(algorithms):
         per = summary["algorithms"][name]["per_config"]
         centre = np.array([per[c]["iqm"] for c in configs])
-        low = centre - np.array([per[c]["ci"][0] for c in configs])
-        high = np.array([per[c]["ci"][1] for c in configs]) - centre
+        bounds = np.array([per[c]["ci"] or [per[c]["iqm"]] * 2 for c in configs])  # one seed: 0
+        low, high = centre - bounds[:, 0], bounds[:, 1] - centre
         ax.bar(
             np.arange(len(configs)) + i * width,
             centre,
