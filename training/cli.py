@@ -9,6 +9,8 @@ anything else happens, with an argparse error that names what is allowed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import shlex
 from typing import Any
 
 from envs.core.game import Game
@@ -73,3 +75,46 @@ def game_from_args(
     except (ValueError, TypeError) as error:
         parser.error(f"{spec.aec_id}: {error}")
     return spec, options, game
+
+
+def arg(default: Any, help: str) -> Any:
+    """A documented field of a command's arguments dataclass (see ``dataclass_parser``)."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+def dataclass_parser(module: str, doc: str, args_class: type) -> argparse.ArgumentParser:
+    """The parser of ``python -m <module>`` with one flag per field of ``args_class`` (a
+    dataclass whose fields carry ``help`` metadata): ``--snake-case`` names, ``bool`` as
+    ``--x``/``--no-x``, ``list[str]`` repeatable, other types from the annotation."""
+    parser = tool_parser(module, doc, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    kinds = {"int": int, "float": float, "str": str, "int | None": int, "float | None": float}
+    for f in dataclasses.fields(args_class):
+        flag = "--" + f.name.replace("_", "-")
+        default = [] if f.default is dataclasses.MISSING else f.default
+        if f.type == "bool":
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=f.metadata["help"]
+            )
+        elif f.type == "list[str]":
+            parser.add_argument(
+                flag, action="append", default=[], metavar="KEY=VALUE", help=f.metadata["help"]
+            )
+        else:
+            parser.add_argument(flag, type=kinds[f.type], default=default, help=f.metadata["help"])
+    return parser
+
+
+def command_line(module: str, args: Any) -> str:
+    """The command that reproduces ``args`` (a dataclass instance; every field spelled out)."""
+    words = ["python", "-m", module]
+    for f in dataclasses.fields(args):
+        value = getattr(args, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            words.append(flag if value else "--no-" + f.name.replace("_", "-"))
+        elif isinstance(value, list):
+            for item in value:
+                words += [flag, item]
+        elif value is not None and value != "":
+            words += [flag, str(value)]
+    return shlex.join(words)

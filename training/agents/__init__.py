@@ -51,6 +51,7 @@ def register() -> None:
             register_agent(name, factory, games=[game])
     register_model_loader((".pt",), "agent.pt", "training.agents.rllib_policy:load_rllib_agent")
     register_model_loader((".zip",), "", "training.agents.policy:load_policy")
+    register_model_loader((".npz",), "model.npz", "training.agents.network:load_network_agent")
 
 
 #: Each game's feature extractor for ``--features game``: game name -> ``"module:Class"``.

@@ -1,0 +1,309 @@
+"""The self-play learner (``training.selfplay``): its rollouts are the rules' game, its
+returns follow each seat's own trajectory, it learns, and what it saves loads everywhere."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gymnasium
+import numpy as np
+import pytest
+
+import envs
+from envs.core.table import Table
+from training import selfplay
+from training.evaluate import head_to_head, make_agent
+from training.selfplay import Args, SelfPlay, returns
+
+
+class FollowTheRules:
+    """The engine, kept on the rules' game: every row starts from a ``Table`` deal, and
+    where the rules draw chance (a new hand) or a game ends, the row is loaded again from
+    its table. Records what the rules show each step: choosers, observations, masks,
+    rewards and ends."""
+
+    def __init__(self, engine) -> None:
+        self.engine = engine
+        self.tables = []
+        for b in range(engine.num_envs):
+            table = Table(engine.game, "win")
+            table.reset(np.random.default_rng(b))
+            self.tables.append(table)
+        engine.load([t.state for t in self.tables])
+        self.deals = engine.num_envs
+        self.seen: list[dict] = []
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+
+    def step(self, actions):
+        n = self.engine.num_players
+        seen = {
+            "choosers": np.array([[p in t.choosers for p in range(n)] for t in self.tables]),
+            "observations": np.array([[t.observation(p) for p in range(n)] for t in self.tables]),
+            "masks": np.array(
+                [[t.legal_mask(p).astype(bool) for p in range(n)] for t in self.tables]
+            ),
+            "rewards": np.zeros((len(self.tables), n)),
+        }
+        result = self.engine.step(actions)
+        seen["terminated"] = np.zeros(len(self.tables), dtype=bool)
+        for b, table in enumerate(self.tables):
+            before = table.state.rng.bit_generator.state
+            for p in table.waiting_for():
+                rewards = table.commit(p, int(actions[b, p]))
+            seen["rewards"][b] = rewards if rewards is not None else 0.0
+            seen["terminated"][b] = table.terminal
+            if table.terminal:
+                table.reset(np.random.default_rng(self.deals))
+                self.deals += 1
+                self.engine.load([table.state], [b])
+            elif table.state.rng.bit_generator.state != before:
+                self.engine.load([table.state], [b])
+        self.seen.append(seen)
+        return result
+
+
+def plain_returns(rollout, lam: float) -> np.ndarray:
+    """``returns`` with gamma 1, written per seat over its own decisions."""
+    targets = np.zeros_like(rollout.rewards)
+    steps, games, seats = rollout.rewards.shape
+    for b in range(games):
+        for p in range(seats):
+            decisions = [t for t in range(steps) if rollout.deciding[t, b, p]]
+            for i in reversed(range(len(decisions))):
+                t = decisions[i]
+                later = decisions[i + 1] if i + 1 < len(decisions) else steps
+                reward, ended = 0.0, False
+                for u in range(t, later):
+                    reward += rollout.rewards[u, b, p]
+                    if rollout.terminated[u, b]:
+                        ended = True
+                        break
+                if ended:
+                    targets[t, b, p] = reward
+                elif later < steps:
+                    value, following = rollout.values[later, b, p], targets[later, b, p]
+                    targets[t, b, p] = reward + (1 - lam) * value + lam * following
+                else:
+                    targets[t, b, p] = reward + rollout.last_values[b, p]
+    return targets
+
+
+def tiny(**overrides) -> Args:
+    values = {
+        "num_games": 3,
+        "num_steps": 60,
+        "hidden": "16",
+        "eval_every": 0,
+        "eval_games": 0,
+        "eval_pimc_games": 0,
+        "eval_deals": 0,
+        "progress_bar": False,
+    }
+    return Args(**(values | overrides))
+
+
+def test_rollouts_see_what_the_rules_give_and_returns_follow_each_seat(env_id, config):
+    """A differential test against ``Table`` over 60 engine steps of 3 games, turn-based
+    phases and new deals included: each decision's observation, mask and seat, every
+    reward and every end are the rules'; the lambda-returns (0, 0.5, 1) match a plain
+    per-seat computation over each seat's own decisions."""
+    spec = envs.get_spec(env_id)
+    args = tiny(env=env_id, num_players=config.get("num_players"))
+    options = dict(config)
+    run = SelfPlay(args, spec.make_game(**options), options)
+    run.engine = follow = FollowTheRules(run.engine)
+    rollout = run.collect()
+    seen = follow.seen
+    observations = np.concatenate(rollout.observations)
+    masks = np.concatenate(rollout.masks)
+    row = 0
+    for t, step in enumerate(seen):
+        np.testing.assert_array_equal(rollout.deciding[t], step["choosers"])
+        np.testing.assert_array_equal(rollout.rewards[t], step["rewards"])
+        np.testing.assert_array_equal(rollout.terminated[t], step["terminated"])
+        for b, p in zip(*np.nonzero(step["choosers"]), strict=True):
+            np.testing.assert_array_equal(observations[row], step["observations"][b, p])
+            np.testing.assert_array_equal(masks[row], step["masks"][b, p])
+            assert masks[row, np.concatenate(rollout.actions)[row]]
+            row += 1
+    assert row == len(observations) > 0
+    for lam in (0.0, 0.5, 1.0):
+        np.testing.assert_allclose(
+            returns(rollout, 1.0, lam)[rollout.deciding],
+            plain_returns(rollout, lam)[rollout.deciding],
+            atol=1e-6,
+        )
+
+
+def test_a_few_thousand_decisions_of_pico_beat_random_more_than_an_untrained_network(tmp_path):
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    random = make_agent(spec, game, "random")
+    settings = tiny(algorithm="ppo", learning_rate=1e-3, hidden="64,64", num_games=64)
+    untrained = selfplay.agent_of(SelfPlay(settings, game, {}).learner)
+    before = head_to_head(game, untrained, random, 400, seed=5)
+    settings.num_steps, settings.decisions, settings.out = 16, 60_000, str(tmp_path / "run")
+    after = head_to_head(
+        game, make_agent(spec, game, str(selfplay.train(settings))), random, 400, 5
+    )
+    assert after["win_rate"] - after["win_ci"] > before["win_rate"] + before["win_ci"]
+
+
+@pytest.fixture(scope="module")
+def pico_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("selfplay") / "run"
+    selfplay.main(
+        [
+            "--decisions",
+            "3000",
+            "--num-games",
+            "16",
+            "--num-steps",
+            "8",
+            "--hidden",
+            "16",
+            "--eval-every",
+            "0",
+            "--eval-games",
+            "4",
+            "--eval-pimc-games",
+            "1",
+            "--eval-deals",
+            "1",
+            "--no-progress-bar",
+            "--out",
+            str(out),
+        ]
+    )
+    return out
+
+
+def test_a_run_leaves_the_model_its_command_and_its_evaluations(pico_run):
+    names = {path.name for path in pico_run.iterdir()}
+    assert {"model.npz", "model.json", "config.json", "evaluations.csv", "curve.png", "tb"} <= names
+    config = json.loads((pico_run / "config.json").read_text())
+    assert config["command"].startswith("python -m training.selfplay --env hiddenhand/pico-v0")
+    assert json.loads((pico_run / "model.json").read_text())["command"] == config["command"]
+    header = (pico_run / "evaluations.csv").read_text().splitlines()[0].split(",")
+    assert {"decisions", "nash_conv", "win_random", "win_heuristic", "win_pimc"} <= set(header)
+    with np.load(pico_run / "model.npz", allow_pickle=False) as arrays:  # plain arrays only
+        assert sorted(arrays) == ["bias_0", "bias_1", "weight_0", "weight_1"]
+
+
+def test_the_saved_model_loads_in_every_tool(pico_run):
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    for name in (str(pico_run), str(pico_run / "model.npz")):
+        agent = make_agent(spec, game, name)
+        probabilities = agent.action_probabilities(game.observation_layout.zeros(), np.ones(11))
+        assert probabilities.min() > 0  # it plays its mixed strategy
+    env = gymnasium.make("hiddenhand/Pico-v0", opponent=str(pico_run))
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+    commands = [
+        [
+            "training.evaluate",
+            "--env",
+            "hiddenhand/pico-v0",
+            "--agents",
+            str(pico_run),
+            "random",
+            "--games",
+            "4",
+        ],
+        ["training.exploitability", "--agent", str(pico_run / "model.npz"), "--deals", "1"],
+    ]
+    for command in commands:
+        done = subprocess.run(
+            [sys.executable, "-m", *command], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+
+
+def test_a_model_for_another_configuration_is_refused_by_name(pico_run):
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    with pytest.raises(ValueError, match="model.npz was made for another env"):
+        make_agent(spec, spec.make_game(num_players=3), str(pico_run))
+    (pico_run / "broken").mkdir()
+    (pico_run / "broken" / "model.npz").write_bytes(b"not an archive")
+    (pico_run / "broken" / "model.json").write_text((pico_run / "model.json").read_text())
+    with pytest.raises(ValueError, match="not a readable saved network"):
+        make_agent(spec, spec.make_game(), str(pico_run / "broken"))
+
+
+def test_the_same_seed_gives_the_same_run(tmp_path):
+    for name in ("a", "b"):
+        selfplay.train(
+            tiny(decisions=2000, out=str(tmp_path / name), algorithm="mmd", magnet_update=0.1)
+        )
+    assert (tmp_path / "a" / "model.npz").read_bytes() == (
+        tmp_path / "b" / "model.npz"
+    ).read_bytes()
+
+
+@pytest.mark.parametrize("algorithm", selfplay.ALGORITHMS)
+def test_every_algorithm_trains_with_an_opponent_pool(tmp_path, algorithm):
+    out = selfplay.train(
+        tiny(
+            env="hiddenhand/pickup-v0",
+            algorithm=algorithm,
+            decisions=1500,
+            opponent_pool=2,
+            snapshot_every=300,
+            out=str(tmp_path / "run"),
+        )
+    )
+    game = envs.get_spec("hiddenhand/pickup-v0").make_game()
+    agent = make_agent(envs.get_spec("hiddenhand/pickup-v0"), game, str(out))
+    assert head_to_head(game, agent, agent, 2)["win_rate"] >= 0
+
+
+def test_the_joint_critic_trains_on_pico_and_refuses_a_game_with_turns(tmp_path):
+    selfplay.train(tiny(critic="joint", decisions=2000, out=str(tmp_path / "pico")))
+    assert (tmp_path / "pico" / "model.npz").is_file()
+    with pytest.raises(ValueError, match="needs both seats to choose at every step"):
+        selfplay.train(
+            tiny(env="hiddenhand/pick_and_pack-v0", critic="joint", out=str(tmp_path / "pp"))
+        )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--algorithm", "dqn"], "--algorithm='dqn' is not allowed; allowed values: 'ppo'"),
+        (["--magnet-coef", "-0.1"], "--magnet-coef must be at least 0"),
+        (["--learning-rate", "0"], "--learning-rate must be positive"),
+        (["--gae-lambda", "2"], "--gae-lambda in \\[0, 1\\]"),
+        (["--device", "cuda:7"], "--device 'cuda:7' is not available here"),
+        (["--device", "abacus"], "--device 'abacus' is not available here"),
+        (["--num-players", "9"], "num_players"),
+        (["--opponent-pool", "3"], "--opponent-pool is for games of three or more players"),
+        (["--critic", "joint", "--num-players", "3"], "--critic joint is for --algorithm qmmd"),
+        (["--critic", "pairs"], "--critic='pairs' is not allowed; allowed values: 'action'"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors_before_anything_is_written(
+    tmp_path, argv, message, capsys
+):
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_:
+        selfplay.main([*argv, "--out", str(out)])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("python -m training.selfplay: error:")
+    assert __import__("re").search(message, error), error
+    assert not out.exists()
+
+
+def test_an_existing_run_folder_is_kept_without_overwrite(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(SystemExit):
+        selfplay.main(["--out", str(out)])
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert (out / "keep.txt").read_text() == "mine"

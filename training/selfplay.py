@@ -1,0 +1,624 @@
+"""Self-play on the batched engines: one network in every seat, millions of decisions.
+
+    python -m training.selfplay --env hiddenhand/pico-v0 --decisions 20000000 --out runs/pico
+    python -m training.selfplay --env hiddenhand/pickup-v0 --num-players 4 --algorithm ppo \\
+        --decisions 2000000 --out runs/pickup-4p
+
+``B`` games (``--num-games``) of the game's batched engine (``envs/<game>/vector.py``)
+are played in lockstep by one policy network in every seat; every chooser's decision is
+a training sample. A seat's trajectory is its own decisions, with every reward that
+reaches it until its next one (in turn-based phases that may be several engine steps
+later); a game's end closes every seat's trajectory, and the engine's automatic reset
+starts new ones. A rollout is ``--num-steps`` engine steps; a trajectory still open at
+its end is bootstrapped from the critic's value of the seat's latest observation.
+
+Algorithms (``--algorithm``):
+
+- ``ppo``: clipped PPO with masks, GAE(lambda) advantages from a state-value critic, and
+  an entropy bonus (``--entropy-coef``).
+- ``mmd``: magnetic mirror descent in its PPO form (Sokota et al. 2023): the same
+  clipped objective plus ``--magnet-coef`` times the reverse KL from the policy to a
+  magnet. The magnet is the uniform policy over the legal actions (then the term is an
+  entropy bonus), or, with ``--magnet-update r > 0``, a copy of the policy network that
+  follows it (its weights move a fraction ``r`` toward the policy's after each update).
+- ``qmmd``: magnetic mirror descent with an action-value critic. The critic learns
+  ``Q(observation, action)`` from lambda-returns with expected backups (the next
+  decision's value is ``sum_a pi(a) Q(a)``, not the action taken), and the policy is
+  fitted at every decision of the batch to MMD's closed-form step over all legal
+  actions: ``pi_new ∝ (pi_old^(1/eta) * magnet^alpha * exp(Q))^(1/(1/eta + alpha))``
+  with ``1/eta = --kl-coef`` and ``alpha = --magnet-coef``. No action's advantage is
+  sampled, which is what stalls self-play PPO short of equilibrium in Pico.
+
+``--magnet-coef`` and ``--entropy-coef`` can be annealed linearly to ``--*-end``
+values. ``--opponent-pool K`` (games of more than two players): one seat per game
+learns, the others are played by one of the last ``K`` snapshots (one drawn per
+rollout, a snapshot taken every ``--snapshot-every`` decisions).
+
+A run folder (``--out``) holds ``model.npz`` + ``model.json`` (the policy as plain
+arrays, loadable by path wherever an agent is named: ``training.evaluate``,
+``training.exploitability``, the panel, ``training.play``, ``opponent=PATH``; it plays
+by sampling its policy), ``config.json`` (every argument and the command),
+``evaluations.csv`` and ``curve.png`` (every ``--eval-every`` decisions: the exact
+NashConv on ``--eval-deals`` deals in two-player Pico, win rates against random, the
+heuristic and ``pimc`` elsewhere too) and TensorBoard scalars (``tb/``). The same seed
+gives the same run on CPU. Results and the recipes are in ``docs/selfplay.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import dataclasses
+import json
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from envs.core.game import require_choice
+from envs.core.spec import get_spec
+from envs.core.vector import engine_class
+from training import cli
+from training.agents.network import NetworkAgent, save_network
+from training.agents.policy import policy_metadata
+from training.cli import OPTION_HELP, arg
+
+ALGORITHMS = ("ppo", "mmd", "qmmd")
+CRITICS = ("action", "joint")
+#: Evaluation games and NashConv deals use this seed, never a training seed.
+EVALUATION_SEED = 1_000_003
+
+
+@dataclass
+class Args:
+    env: str = arg("hiddenhand/pico-v0", "game id, either form")
+    num_players: int | None = arg(None, "number of players; default: the game's own")
+    option: list[str] = field(default_factory=list, metadata={"help": OPTION_HELP})
+    algorithm: str = arg("qmmd", f"one of {', '.join(ALGORITHMS)}")
+    decisions: int = arg(20_000_000, "training decisions, counted over every learning seat")
+    seed: int = arg(0, "seed of the engine, the network and the action draws")
+    out: str = arg("runs/selfplay", "the run folder")
+    overwrite: bool = arg(False, "replace an existing run folder")
+    device: str = arg("cpu", "torch device (cpu, cuda)")
+    threads: int = arg(1, "torch threads (one is fastest on a shared machine)")
+    num_games: int = arg(256, "games played in lockstep (B)")
+    num_steps: int = arg(32, "engine steps per rollout")
+    hidden: str = arg("128,128", "hidden layer sizes of the policy and the critic")
+    learning_rate: float = arg(3e-4, "Adam learning rate")
+    epochs: int = arg(4, "passes over each rollout")
+    minibatches: int = arg(4, "minibatches per pass")
+    gamma: float = arg(1.0, "discount per own decision")
+    gae_lambda: float = arg(0.95, "lambda of the returns")
+    clip: float = arg(0.2, "ppo, mmd: the ratio clip")
+    entropy_coef: float = arg(0.01, "ppo, mmd: entropy bonus")
+    entropy_coef_end: float | None = arg(None, "entropy bonus at the end (linear); default: same")
+    magnet_coef: float = arg(0.05, "mmd, qmmd: alpha, the weight of the KL to the magnet")
+    magnet_coef_end: float | None = arg(None, "alpha at the end (linear); default: same")
+    magnet_update: float = arg(0.0, "mmd, qmmd: how far the magnet follows the policy per update")
+    kl_coef: float = arg(1.0, "qmmd: 1/eta, the weight of the KL to the rollout's policy")
+    critic: str = arg(
+        "action",
+        "qmmd: action (Q over the seat's own actions) or joint (two players choosing together: "
+        "Q over both seats' actions, the other's policy known)",
+    )
+    value_coef: float = arg(0.5, "weight of the critic's loss")
+    max_grad_norm: float = arg(0.5, "gradient clipping")
+    opponent_pool: int = arg(0, "snapshots kept as the other seats' players; 0: pure self-play")
+    snapshot_every: int = arg(1_000_000, "decisions between snapshots (--opponent-pool)")
+    eval_every: int = arg(1_000_000, "decisions between evaluations; 0: only at the end")
+    eval_games: int = arg(100, "seat-rotated games against random and the heuristic")
+    eval_pimc_games: int = arg(10, "seat-rotated games against pimc (0: none)")
+    eval_deals: int = arg(20, "two-player Pico: deals of the exact NashConv (0: none)")
+    progress_bar: bool = arg(True, "show a progress bar with decisions per second")
+
+
+def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
+    """The spec, options and game of ``args``; ValueError naming what is wrong and what is
+    allowed. Nothing is written before this passes."""
+    spec = get_spec(args.env)
+    game = spec.make_game(**cli.game_options(spec, args.num_players, args.option))
+    options = cli.game_options(spec, args.num_players, args.option)
+    require_choice("--algorithm", args.algorithm, ALGORITHMS)
+    require_choice("--critic", args.critic, CRITICS)
+    if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
+        raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
+    positive = ["decisions", "num_games", "num_steps", "epochs", "minibatches", "threads"]
+    positive += ["learning_rate", "clip", "kl_coef", "max_grad_norm"]
+    for name in positive:
+        if not getattr(args, name) > 0:
+            raise ValueError(
+                f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}"
+            )
+    for name in ("entropy_coef", "magnet_coef", "value_coef", "eval_every", "eval_games"):
+        for value in (getattr(args, name), getattr(args, f"{name}_end", None)):
+            if value is not None and value < 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 0, got {value}")
+    for name in ("eval_pimc_games", "eval_deals", "opponent_pool", "snapshot_every"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 0")
+    if not 0 < args.gamma <= 1 or not 0 <= args.gae_lambda <= 1:
+        raise ValueError("--gamma must be in (0, 1] and --gae-lambda in [0, 1]")
+    if not 0 <= args.magnet_update <= 1:
+        raise ValueError(f"--magnet-update must be in [0, 1], got {args.magnet_update}")
+    if args.opponent_pool and game.num_players < 3:
+        raise ValueError("--opponent-pool is for games of three or more players")
+    hidden_sizes(args.hidden)
+    try:
+        torch.empty(1, device=args.device)
+    except (RuntimeError, AssertionError) as error:
+        raise ValueError(f"--device {args.device!r} is not available here ({error})") from None
+    out = Path(args.out)
+    if out.exists() and not args.overwrite:
+        raise ValueError(f"{out} exists; pass --overwrite to replace it, or name another --out")
+    return spec, options, game
+
+
+def hidden_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(width) for width in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"--hidden must be positive widths separated by commas, got {text!r}")
+    return sizes
+
+
+def mlp(sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers += [nn.Linear(sizes[i], sizes[i + 1]), nn.Tanh()]
+    return nn.Sequential(*layers[:-1])
+
+
+def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of the softmax over the legal actions (-inf elsewhere... as -1e9)."""
+    return torch.log_softmax(logits.masked_fill(~masks, -1e9), dim=-1)
+
+
+class Learner(nn.Module):
+    """The policy (logits) and the critic (``num_actions`` action values and one state
+    value), separate MLPs over the observation scaled by its layout's bounds."""
+
+    def __init__(self, game, hidden: list[int], joint: bool = False) -> None:
+        super().__init__()
+        size, actions = game.observation_layout.size, game.num_actions
+        self.joint = joint
+        _, high = game.observation_layout.bounds()
+        self.register_buffer("scale", torch.as_tensor(1.0 / np.maximum(np.abs(high), 1.0)))
+        self.policy = mlp([size, *hidden, actions])
+        self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1])
+
+    def logits(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.policy(observations * self.scale)
+
+    def values(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Action values (``(n, A)``, or ``(n, A, A)`` own action first with the joint
+        critic) and state values ``(n,)``."""
+        out = self.critic(observations * self.scale)
+        q = out[:, :-1]
+        return (q.unflatten(1, (-1, int(q.shape[1] ** 0.5))) if self.joint else q), out[:, -1]
+
+    @staticmethod
+    def action_values(q: torch.Tensor, partner_probs: torch.Tensor | None) -> torch.Tensor:
+        """Each own action's value ``(n, A)``: the joint critic's expected over the other
+        seat's policy."""
+        return q if partner_probs is None else (q @ partner_probs[:, :, None])[:, :, 0]
+
+    def policy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The policy's layers as arrays, the observation scale folded into the first."""
+        linear = [m for m in self.policy if isinstance(m, nn.Linear)]
+        layers = [(m.weight.detach().cpu().numpy(), m.bias.detach().cpu().numpy()) for m in linear]
+        first, bias = layers[0]
+        layers[0] = (first * self.scale.cpu().numpy()[None, :], bias)
+        return layers
+
+
+def agent_of(learner: Learner, deterministic: bool = False) -> NetworkAgent:
+    return NetworkAgent(learner.policy_layers(), "tanh", deterministic)
+
+
+def schedule(start: float, end: float | None, progress: float) -> float:
+    return start if end is None else start + (end - start) * progress
+
+
+@dataclass
+class Rollout:
+    """``T`` engine steps of ``B`` games: per-step arrays ``(T, B, N)`` and the decisions'
+    rows (the learning choosers, in (step, game, seat) order)."""
+
+    deciding: np.ndarray  # (T, B, N) bool
+    rewards: np.ndarray  # (T, B, N)
+    terminated: np.ndarray  # (T, B)
+    values: np.ndarray  # (T, B, N): the critic's value at each decision
+    last_values: np.ndarray  # (B, N): the state value of every seat's latest observation
+    observations: list[np.ndarray] = field(default_factory=list)
+    masks: list[np.ndarray] = field(default_factory=list)
+    actions: list[np.ndarray] = field(default_factory=list)
+    log_probs: list[np.ndarray] = field(default_factory=list)  # (n, A) the rollout's policy
+    partners: list[np.ndarray] = field(default_factory=list)  # joint critic: the other seat's row
+
+
+def returns(rollout: Rollout, gamma: float, lam: float) -> np.ndarray:
+    """The lambda-return of every decision, ``(T, B, N)`` (0 where no decision): a seat's
+    return counts every reward it receives until its next decision, whose value and
+    return bootstrap it; a game's end closes it (the next game is another trajectory)."""
+    steps = rollout.rewards.shape[0]
+    targets = np.zeros_like(rollout.rewards)
+    since = np.zeros_like(rollout.last_values)  # rewards since the step looked at
+    next_value = rollout.last_values.copy()
+    next_return = rollout.last_values.copy()
+    for t in reversed(range(steps)):
+        ended = rollout.terminated[t]
+        since[ended], next_value[ended], next_return[ended] = 0.0, 0.0, 0.0
+        since += rollout.rewards[t]
+        target = since + gamma * (lam * next_return + (1 - lam) * next_value)
+        deciding = rollout.deciding[t]
+        targets[t][deciding] = target[deciding]
+        next_value[deciding] = rollout.values[t][deciding]
+        next_return[deciding] = target[deciding]
+        since[deciding] = 0.0
+    return targets
+
+
+class SelfPlay:
+    """The training loop's state: the engine, the learner, the optimiser, the magnet and
+    the opponent pool."""
+
+    def __init__(self, args: Args, game, options: dict[str, Any]) -> None:
+        self.args = args
+        self.game = game
+        self.device = torch.device(args.device)
+        torch.manual_seed(args.seed)
+        self.rng = np.random.default_rng(args.seed)
+        self.engine = engine_class(get_spec(args.env))(
+            num_envs=args.num_games, reward_mode="win", seed=args.seed, **options
+        )
+        self.joint = args.critic == "joint"
+        self.learner = Learner(game, hidden_sizes(args.hidden), self.joint).to(self.device)
+        self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
+        self.optimizer = torch.optim.Adam(
+            self.learner.parameters(), lr=args.learning_rate, eps=1e-5
+        )
+        self.pool: list[nn.Sequential] = []
+        self.learning = np.ones((args.num_games, game.num_players), dtype=bool)
+        self.opponent: nn.Sequential | None = None
+        if args.opponent_pool:
+            self.pool.append(copy.deepcopy(self.learner.policy))
+            self._draw_learning_seats(np.arange(args.num_games))
+
+    def _draw_learning_seats(self, games: np.ndarray) -> None:
+        self.learning[games] = False
+        self.learning[games, self.rng.integers(self.game.num_players, size=len(games))] = True
+
+    def _tensor(self, array: np.ndarray, dtype=torch.float32) -> torch.Tensor:
+        return torch.as_tensor(array, dtype=dtype, device=self.device)
+
+    @torch.no_grad()
+    def _choose(self, policy: nn.Module, observations: np.ndarray, masks: np.ndarray):
+        logits = policy(self._tensor(observations) * self.learner.scale)
+        log_probs = masked_log_probs(logits, self._tensor(masks, torch.bool)).cpu().numpy()
+        probs = np.exp(log_probs)
+        draws = self.rng.random(len(probs))[:, None]
+        actions = np.minimum((probs.cumsum(axis=1) < draws).sum(axis=1), probs.shape[1] - 1)
+        actions = np.where(masks[np.arange(len(masks)), actions], actions, masks.argmax(axis=1))
+        return actions, log_probs
+
+    @torch.no_grad()
+    def collect(self) -> Rollout:
+        a, engine = self.args, self.engine
+        shape = (a.num_steps, a.num_games, self.game.num_players)
+        rollout = Rollout(
+            deciding=np.zeros(shape, dtype=bool),
+            rewards=np.zeros(shape),
+            terminated=np.zeros(shape[:2], dtype=bool),
+            values=np.zeros(shape),
+            last_values=np.zeros(shape[1:]),
+        )
+        opponent = self.pool[self.rng.integers(len(self.pool))] if self.pool else None
+        for t in range(a.num_steps):
+            choosers = engine.choosers()
+            masks = engine.masks()
+            observations = engine.observations()
+            actions = np.zeros(choosers.shape, dtype=np.int64)
+            deciding = choosers & self.learning
+            rows = np.flatnonzero(deciding)
+            flat_obs = observations.reshape(-1, observations.shape[-1])[rows]
+            flat_masks = masks.reshape(-1, masks.shape[-1])[rows]
+            chosen, log_probs = self._choose(self.learner.policy, flat_obs, flat_masks)
+            actions.reshape(-1)[rows] = chosen
+            q, v = self.learner.values(self._tensor(flat_obs))
+            if a.algorithm == "qmmd":  # expected backups: the value under the policies
+                probs = self._tensor(np.exp(log_probs))
+                partner = None
+                if self.joint:
+                    partner = self._partners(deciding, rows)
+                    rollout.partners.append(partner + sum(map(len, rollout.actions)))
+                    partner = probs[partner]
+                values = (probs * Learner.action_values(q, partner)).sum(1).cpu().numpy()
+            else:
+                values = v.cpu().numpy()
+            rollout.values[t].reshape(-1)[rows] = values
+            others = np.flatnonzero(choosers & ~self.learning)
+            if len(others):
+                flat = masks.reshape(-1, masks.shape[-1])[others]
+                obs = observations.reshape(-1, observations.shape[-1])[others]
+                actions.reshape(-1)[others] = self._choose(opponent, obs, flat)[0]
+            rewards, terminated, info = engine.step(actions)
+            rollout.deciding[t] = deciding
+            rollout.rewards[t] = rewards
+            rollout.terminated[t] = terminated
+            rollout.observations.append(flat_obs)
+            rollout.masks.append(flat_masks)
+            rollout.actions.append(chosen)
+            rollout.log_probs.append(log_probs)
+            if self.pool and len(info["done"]):
+                self._draw_learning_seats(info["done"])
+        observations = engine.observations()
+        _, v = self.learner.values(self._tensor(observations.reshape(-1, observations.shape[-1])))
+        rollout.last_values = v.cpu().numpy().reshape(shape[1:])
+        return rollout
+
+    @staticmethod
+    def _partners(deciding: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """For each decision row of a step, the other seat's (both seats of every game
+        choose: rows come in pairs)."""
+        if not deciding.all():
+            raise ValueError(
+                "--critic joint needs both seats to choose at every step (two-player "
+                "simultaneous games, such as Pico); this game has turns: use --critic action"
+            )
+        return np.arange(len(rows)) ^ 1
+
+    def update(self, rollout: Rollout, progress: float) -> dict[str, float]:
+        a = self.args
+        targets = returns(rollout, a.gamma, a.gae_lambda)[rollout.deciding]
+        values = rollout.values[rollout.deciding]
+        batch = {
+            "observations": self._tensor(np.concatenate(rollout.observations)),
+            "masks": self._tensor(np.concatenate(rollout.masks), torch.bool),
+            "actions": self._tensor(np.concatenate(rollout.actions), torch.int64),
+            "old": self._tensor(np.concatenate(rollout.log_probs)),
+            "targets": self._tensor(targets),
+            "advantages": self._tensor(targets - values),
+        }
+        if self.joint:
+            partners = self._tensor(np.concatenate(rollout.partners), torch.int64)
+            batch["partner_actions"] = batch["actions"][partners]
+            batch["partner_probs"] = batch["old"][partners].exp()
+        entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
+        magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
+        stats: dict[str, list[float]] = {}
+        if a.algorithm == "qmmd":
+            self._fit_critic(batch, stats)
+            batch["goal"] = self._mmd_targets(batch, magnet_coef)
+        for _ in range(a.epochs):
+            for rows in self._minibatches(len(targets)):
+                mb = {key: value[rows] for key, value in batch.items()}
+                log_probs = masked_log_probs(self.learner.logits(mb["observations"]), mb["masks"])
+                if a.algorithm == "qmmd":
+                    loss = self._distillation_loss(mb, log_probs, stats)
+                else:
+                    loss = self._ppo_loss(mb, log_probs, entropy_coef, magnet_coef, stats)
+                self._step(loss)
+        if a.magnet_update:
+            with torch.no_grad():
+                for magnet, current in zip(
+                    self.magnet.parameters(), self.learner.policy.parameters(), strict=True
+                ):
+                    magnet.lerp_(current, a.magnet_update)
+        stats["entropy_coef"] = [entropy_coef]
+        stats["magnet_coef"] = [magnet_coef]
+        return {key: float(np.mean(value)) for key, value in stats.items()}
+
+    def _minibatches(self, n: int) -> list[torch.Tensor]:
+        order = torch.as_tensor(self.rng.permutation(n), device=self.device)
+        return list(order.tensor_split(self.args.minibatches))
+
+    def _step(self, loss: torch.Tensor) -> None:
+        self.optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.learner.parameters(), self.args.max_grad_norm)
+        self.optimizer.step()
+
+    def _magnet_log_probs(self, mb: dict[str, torch.Tensor]) -> torch.Tensor:
+        with torch.no_grad():
+            logits = self.magnet(mb["observations"] * self.learner.scale)
+            return masked_log_probs(logits, mb["masks"])
+
+    def _ppo_loss(self, mb, log_probs, entropy_coef, magnet_coef, stats) -> torch.Tensor:
+        a = self.args
+        taken = log_probs.gather(1, mb["actions"][:, None])[:, 0]
+        old = mb["old"].gather(1, mb["actions"][:, None])[:, 0]
+        advantages = mb["advantages"]
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        ratio = (taken - old).exp()
+        clipped = ratio.clamp(1 - a.clip, 1 + a.clip)
+        policy_loss = -torch.min(ratio * advantages, clipped * advantages).mean()
+        probs = log_probs.exp()
+        entropy = -(probs * log_probs.clamp(min=-1e4)).sum(1).mean()
+        loss = policy_loss - entropy_coef * entropy
+        if a.algorithm == "mmd":
+            magnet = self._magnet_log_probs(mb)
+            kl = (probs * (log_probs - magnet).masked_fill(~mb["masks"], 0.0)).sum(1).mean()
+            loss = loss + magnet_coef * kl
+        _, v = self.learner.values(mb["observations"])
+        value_loss = (v - mb["targets"]).pow(2).mean()
+        stats.setdefault("entropy", []).append(entropy.item())
+        stats.setdefault("value_loss", []).append(value_loss.item())
+        return loss + a.value_coef * value_loss
+
+    def _fit_critic(self, batch, stats) -> None:
+        for _ in range(self.args.epochs):
+            for rows in self._minibatches(len(batch["targets"])):
+                q, v = self.learner.values(batch["observations"][rows])
+                if self.joint:
+                    q = q[torch.arange(len(rows)), :, batch["partner_actions"][rows]]
+                taken = q.gather(1, batch["actions"][rows, None])[:, 0]
+                target = batch["targets"][rows]
+                loss = (taken - target).pow(2).mean() + (v - target).pow(2).mean()
+                self._step(self.args.value_coef * loss)
+                stats.setdefault("value_loss", []).append(loss.item())
+
+    @torch.no_grad()
+    def _mmd_targets(self, batch, magnet_coef: float) -> torch.Tensor:
+        """MMD's step at every decision: log pi_new ∝ (log pi_old / eta + alpha log magnet
+        + Q) / (1/eta + alpha), over the legal actions."""
+        a = self.args
+        goals = []
+        for rows in torch.arange(len(batch["targets"]), device=self.device).split(65536):
+            mb = {key: value[rows] for key, value in batch.items()}
+            q, _ = self.learner.values(mb["observations"])
+            q = Learner.action_values(q, mb.get("partner_probs"))
+            old = mb["old"].clamp(min=-1e4)
+            magnet = self._magnet_log_probs(mb).clamp(min=-1e4)
+            logits = (a.kl_coef * old + magnet_coef * magnet + q) / (a.kl_coef + magnet_coef)
+            goals.append(masked_log_probs(logits, mb["masks"]))
+        return torch.cat(goals)
+
+    def _distillation_loss(self, mb, log_probs, stats) -> torch.Tensor:
+        goal = mb["goal"]
+        legal = mb["masks"]
+        kl = (goal.exp() * (goal - log_probs).masked_fill(~legal, 0.0)).sum(1).mean()
+        entropy = -(log_probs.exp() * log_probs.masked_fill(~legal, 0.0)).sum(1).mean()
+        stats.setdefault("policy_kl", []).append(kl.item())
+        stats.setdefault("entropy", []).append(entropy.item())
+        return kl
+
+    def snapshot(self) -> None:
+        self.pool.append(copy.deepcopy(self.learner.policy).requires_grad_(False))
+        del self.pool[: -self.args.opponent_pool]
+
+
+def evaluate(spec, game, agent: NetworkAgent, args: Args) -> dict[str, float]:
+    """The periodic evaluation: exact NashConv (two-player Pico, public hands) and win
+    rates against random, the heuristic and pimc, seat-rotated, the evaluation seed."""
+    from training.evaluate import head_to_head, make_agent
+
+    row: dict[str, float] = {}
+    if args.eval_deals and exact_nash_conv_applies(spec, game):
+        from training.exploitability import nash_conv
+        from training.solvers.pico import sample_deals
+        from training.tournament import mean_interval
+
+        values = nash_conv(game, agent, sample_deals(args.eval_deals, EVALUATION_SEED))
+        row["nash_conv"], row["nash_conv_ci"] = mean_interval(values)
+    for name, games in (
+        ("random", args.eval_games),
+        ("heuristic", args.eval_games),
+        ("pimc", args.eval_pimc_games),
+    ):
+        if games:
+            result = head_to_head(game, agent, make_agent(spec, game, name), games, EVALUATION_SEED)
+            row[f"win_{name}"], row[f"win_{name}_ci"] = result["win_rate"], result["win_ci"]
+    return row
+
+
+def exact_nash_conv_applies(spec, game) -> bool:
+    return spec.name == "pico" and game.num_players == 2 and game.config.aside == "face_up"
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [k for k in ("nash_conv", "win_random", "win_heuristic", "win_pimc") if k in rows[0]]
+    if not keys:
+        return
+    figure, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3.2), squeeze=False)
+    x = [row["decisions"] for row in rows]
+    for axis, key in zip(axes[0], keys, strict=True):
+        y = np.array([row[key] for row in rows])
+        ci = np.array([row[f"{key}_ci"] for row in rows])
+        axis.plot(x, y, marker="o")
+        axis.fill_between(x, y - ci, y + ci, alpha=0.2)
+        axis.set_title(key.replace("_", " "))
+        axis.set_xlabel("decisions")
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
+
+
+def train(args: Args) -> Path:
+    """Run self-play as ``args`` say; return the run folder."""
+    spec, options, game = check(args)
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    command = cli.command_line("training.selfplay", args)
+    (out / "config.json").write_text(
+        json.dumps({**dataclasses.asdict(args), "command": command}, indent=2)
+    )
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(out / "tb"))
+    run = SelfPlay(args, game, options)
+    metadata = policy_metadata(spec.aec_id, game, options, play="sample", command=command)
+    rows: list[dict] = []
+    decisions, next_eval, next_snapshot = 0, args.eval_every, args.snapshot_every
+    started = time.perf_counter()
+    progress = None
+    if args.progress_bar:
+        from tqdm import tqdm
+
+        progress = tqdm(total=args.decisions, unit="dec", unit_scale=True, file=sys.stderr)
+
+    def evaluate_now() -> None:
+        row = {"decisions": decisions, "seconds": round(time.perf_counter() - started, 1)}
+        row |= evaluate(spec, game, agent_of(run.learner), args)
+        rows.append(row)
+        for key, value in row.items():
+            writer.add_scalar(f"eval/{key}", value, decisions)
+        with (out / "evaluations.csv").open("w", newline="") as file:
+            table = csv.DictWriter(file, fieldnames=list(row))
+            table.writeheader()
+            table.writerows(rows)
+        plot(rows, out / "curve.png")
+
+    while decisions < args.decisions:
+        rollout = run.collect()
+        decisions += int(rollout.deciding.sum())
+        stats = run.update(rollout, min(decisions / args.decisions, 1.0))
+        for key, value in stats.items():
+            writer.add_scalar(f"train/{key}", value, decisions)
+        rate = decisions / (time.perf_counter() - started)
+        writer.add_scalar("train/decisions_per_second", rate, decisions)
+        if progress is not None:
+            progress.update(min(decisions, args.decisions) - progress.n)
+        if args.opponent_pool and decisions >= next_snapshot:
+            run.snapshot()
+            next_snapshot += args.snapshot_every
+        if args.eval_every and decisions >= next_eval and decisions < args.decisions:
+            evaluate_now()
+            next_eval += args.eval_every
+            save_network(run.learner.policy_layers(), "tanh", out / "model.npz", metadata)
+    if progress is not None:
+        progress.close()
+    save_network(run.learner.policy_layers(), "tanh", out / "model.npz", metadata)
+    evaluate_now()
+    writer.close()
+    print(json.dumps(rows[-1]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> Path:
+    parser = cli.dataclass_parser("training.selfplay", __doc__, Args)
+    args = Args(**vars(parser.parse_args(argv)))
+    try:
+        check(args)
+    except ValueError as error:
+        parser.error(str(error))
+    return train(args)
+
+
+if __name__ == "__main__":
+    main()
