@@ -143,3 +143,15 @@ def test_docstring_layout_table_matches_the_layout(env_id, config):
     if value(size, symbols) != layout.size:
         found.append(f"size {size} = {value(size, symbols)}, the layout has {layout.size}")
     assert not found, "\n".join(found)
+
+
+def test_every_game_docstring_lists_every_render_mode():
+    """The arguments table's ``render_mode`` row names each mode the envs accept."""
+    from envs.core.render import RENDER_MODES
+
+    for spec in envs.GAMES:
+        doc = importlib.import_module(spec.game_class.__module__.rsplit(".", 1)[0]).__doc__
+        row = re.search(r"^\| `render_mode` \|.*$", doc, re.M)
+        assert row, f"{spec.name}: no render_mode row"
+        missing = [mode for mode in RENDER_MODES if f'"{mode}"' not in row.group(0)]
+        assert not missing, f"{spec.name}'s render_mode row omits {missing}"

@@ -49,7 +49,7 @@ last in real time, which a turn-based environment cannot express.
 | `variant` | `"standard"` | `"standard"` or `"secret_positions"` |
 | `table_face_value` | `"zero"` | what a J/Q/K table card is worth to a face card mirroring it: `"zero"` (0, so any number bid beats a face bid on it) or `"rank"` (11/12/13, so a face bid beats every number bid on it) |
 | `reward_mode` | `"win"` | `"win"` or `"score"` (see the core docs) |
-| `render_mode` | `None` | `"ansi"` or `"human"` |
+| `render_mode` | `None` | `"ansi"` (text), `"human"` (printed) or `"rgb_array"` (the text drawn as an image; needs Pillow, in the `train` extra): the spectator's view |
 
 ## Observation space
 

@@ -35,7 +35,7 @@ purple heart).
 | `num_players` | 4 | 3, 4, 5 or 6 |
 | `board_play` | `"in_turn"` | `"in_turn"`: each player drafts then plays before the next; `"simultaneous"`: all draft in seat order, then all choose their board card face down and reveal together |
 | `reward_mode` | `"win"` | `"win"` or `"score"` (see the core docs) |
-| `render_mode` | `None` | `"ansi"` or `"human"` |
+| `render_mode` | `None` | `"ansi"` (text), `"human"` (printed) or `"rgb_array"` (the text drawn as an image; needs Pillow, in the `train` extra): the spectator's view |
 
 ## Observation space
 

@@ -49,7 +49,7 @@ to move has no legal move. Open crates score 1 per apple, Premium 2, Wholesale h
 | `chain_rush_orders` | `True` | several Rush Orders may be flipped one after another in one turn; `False`: at most one per turn |
 | `targetless_actions` | `"spent"` | `"spent"`: a tile with no valid target may be activated and does nothing; `"unplayable"`: such a tile cannot be activated (its empty space is no target for it) |
 | `reward_mode` | `"win"` | `"win"` or `"score"` (see the core docs) |
-| `render_mode` | `None` | `"ansi"` or `"human"`: the board as a spectator sees it |
+| `render_mode` | `None` | `"ansi"` (text), `"human"` (printed) or `"rgb_array"` (the text drawn as an image; needs Pillow, in the `train` extra): the board as a spectator sees it |
 
 ## Action space
 

@@ -38,7 +38,7 @@ target; the highest total wins.
 | `num_players` | 4 | 2-6 |
 | `target_score` | `None` | `None`: a single hand; an integer >= 1: play hands until a total reaches it; `"book"`: the rulebook's target, 150 (2 players), 100 (3-4), 75 (5-6) |
 | `reward_mode` | `"win"` | `"win"` or `"score"` (see the core docs) |
-| `render_mode` | `None` | `"ansi"` or `"human"` |
+| `render_mode` | `None` | `"ansi"` (text), `"human"` (printed) or `"rgb_array"` (the text drawn as an image; needs Pillow, in the `train` extra): the spectator's view |
 
 ## Action space
 

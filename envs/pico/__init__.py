@@ -32,7 +32,7 @@ between rounds; three rounds in all.
 | `points` | 2,3,4→1; 5,6,7→2; 8,9,10,13→3; 16→4 | card value → points |
 | `aside` | `"face_up"` | the two-player aside card: `"face_up"` (both hands public) or `"face_down"` (round 1's other hand hidden; see below); 3 players: `"face_up"` only |
 | `reward_mode` | `"win"` | `"win"` or `"score"` (see the core docs) |
-| `render_mode` | `None` | `"ansi"` or `"human"` |
+| `render_mode` | `None` | `"ansi"` (text), `"human"` (printed) or `"rgb_array"` (the text drawn as an image; needs Pillow, in the `train` extra): the spectator's view |
 
 ## Observation space
 
