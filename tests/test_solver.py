@@ -260,6 +260,64 @@ def test_exploitability_of_the_agents_in_late_positions(game):
     assert min(gaps["heuristic"]) >= 0
 
 
+class FirstLegal:
+    """Always the lowest legal card: read and beaten wherever the position allows."""
+
+    def act(self, observation, mask, rng=None) -> int:
+        return int(np.flatnonzero(mask)[0])
+
+    def action_probabilities(self, observation, mask) -> np.ndarray:
+        probabilities = np.zeros(len(mask))
+        probabilities[np.flatnonzero(mask)[0]] = 1.0
+        return probabilities
+
+
+def test_nash_conv_is_at_most_two_with_the_win_reward(game):
+    """Each seat's best response gains at most 1 (rewards ±1), so NashConv is at most
+    ``MAX_NASH_CONV`` = 2 (not 4), and a predictable agent reaches it."""
+    from training.exploitability import MAX_NASH_CONV
+
+    gaps = []
+    for state, reveal in late_positions(game, 12, seed=2):
+        position = Position.from_state(state)
+        best0, best1 = best_responses(game, probabilities_of(FirstLegal()), position, reveal)
+        gaps.append(best0 - best1)
+    assert MAX_NASH_CONV == 2
+    assert max(gaps) == pytest.approx(MAX_NASH_CONV) and min(gaps) >= 0
+
+
+def test_exploitability_prints_its_scale(capsys, monkeypatch):
+    """A NashConv comes with what it is measured against: 0 (an equilibrium), the maximum
+    (2), and uniform random's figure, the one docs/ground_truth.md's table gives."""
+    from pathlib import Path
+
+    import training.exploitability as exploitability
+
+    monkeypatch.setattr(exploitability, "nash_conv", lambda *args: np.array([1.0, 1.5]))
+    exploitability.main(["--agent", "heuristic", "--deals", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    mean, ci = exploitability.RANDOM_NASH_CONV
+    assert lines[1] == (
+        "scale: 0 is an equilibrium, 2 the most exploitable (a best response wins every game "
+        f"from both seats); uniform random {mean:.3f} ± {ci:.3f} (200 deals, seed 0)"
+    )
+    docs = (Path(__file__).parent.parent / "docs" / "ground_truth.md").read_text()
+    assert f"| random | {mean:.3f} ± {ci:.3f} |" in docs
+    exploitability.main(["--agent", "heuristic", "--deals", "2", "--objective", "score"])
+    assert "in points" in capsys.readouterr().out.splitlines()[1]
+
+
+@pytest.mark.slow
+def test_uniform_randoms_nash_conv_is_the_reference_printed(game):
+    """``RANDOM_NASH_CONV`` is what ``--agent random --deals 200`` computes (minutes)."""
+    from training.exploitability import RANDOM_DEALS, RANDOM_NASH_CONV, nash_conv
+    from training.tournament import mean_interval
+
+    values = nash_conv(game, RandomAgent(game), sample_deals(RANDOM_DEALS, 0))
+    mean, ci = mean_interval(values)
+    assert (round(mean, 3), round(ci, 3)) == RANDOM_NASH_CONV
+
+
 @pytest.mark.slow
 def test_nash_is_unexploitable_on_whole_deals(game):
     from training.exploitability import nash_conv

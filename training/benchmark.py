@@ -453,6 +453,9 @@ def markdown_table(summary: dict) -> str:
         for name, v in exact.items():
             spread = "(one run)" if v["ci"] is None else f"± {v['ci']:.3f}"
             lines.append(f"| {name} | {v['mean']:.3f} {spread} | {v['runs']} |")
+        from training.exploitability import scale
+
+        lines += ["", f"NashConv {scale()}."]
     if summary["improvement"]:
         lines += ["", "| comparison | P(X > Y) (95% CI) |", "|---|---|"]
         for pair, v in summary["improvement"].items():
