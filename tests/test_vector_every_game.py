@@ -81,3 +81,20 @@ def test_random_actions_are_legal_and_uniform(waiting, width):
         np.zeros((4, 2 + waiting, width), dtype=bool), np.random.default_rng(0)
     )
     assert nothing.shape == (4, 2 + waiting) and not nothing.any()
+
+
+def test_the_engine_docstrings_example_runs_as_written():
+    """envs/core/batched.py's example imports what it uses and states the rewards' dtype."""
+    import re
+
+    import envs.core.batched as batched
+
+    code = re.findall(r"```python\n(.*?)```", batched.__doc__, flags=re.DOTALL)[0]
+    scope: dict = {}
+    exec(compile(code, "envs/core/batched.py", "exec"), scope)
+    rewards, terminated = scope["rewards"], scope["terminated"]
+    assert rewards.shape == (1024, 2) and rewards.dtype == np.float64
+    assert "rewards (B, N) float64" in code
+    assert terminated.shape == (1024,) and terminated.dtype == bool
+    for spec in envs.GAMES:  # every engine named, where it lives
+        assert engine_class(spec).__name__ in batched.__doc__

@@ -7,12 +7,22 @@ game axis and a seat axis, and one ``step`` reveals one joint choice in every ga
 (or in the games named):
 
 ```python
+import numpy as np
+from envs.core.batched import random_actions
+from envs.pico.vector import PicoVector  # each game's engine: envs/<game>/vector.py
+
 engine = PicoVector(num_envs=1024, num_players=2, reward_mode="win", seed=0)
 observations = engine.observations()   # (B, N, obs_size) float32, each seat's own view
 masks = engine.masks()                 # (B, N, num_actions) bool; all False off turn
 choosers = engine.choosers()           # (B, N) bool: who commits in this choice
-rewards, terminated, info = engine.step(actions)   # actions: (B, N) integers
+actions = random_actions(masks, np.random.default_rng(0))  # (B, N) integers
+rewards, terminated, info = engine.step(actions)
+# rewards (B, N) float64, terminated (B,) bool, info a dict of arrays (below)
 ```
+
+The engines are ``PicoVector``, ``PickupVector``, ``ForslagVector``,
+``PickAndPackVector`` and ``EasterCollectionVector``, each in its game's ``vector.py``;
+``envs.make_vec`` wraps one as an SB3 ``VecEnv`` with opponents in the other seats.
 
 The same game as the rules, seen the same way: ``observations()[b, p]`` is exactly
 what ``Game.observation`` gives seat ``p`` (same layout, float32), ``masks()[b, p]``
