@@ -44,7 +44,7 @@ def test_render_shows_public_information_only(pickup):
     assert "player_0 chooses a pickup: 2 3 4 5 6" in str(state)
     state.apply({0: 5})
     text = str(state)
-    assert "played 9, took 6 (3)" in text and "played 1, stacked (1)" in text
+    assert "played 9, took 6 (acted 3rd)" in text and "played 1, stacked it (acted 1st)" in text
     assert "pool left over and discarded: 5 4 3 2" in text
 
 

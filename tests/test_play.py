@@ -203,6 +203,20 @@ def test_play_pickup_shows_own_hand_and_never_another(monkeypatch, seat):
         assert not re.search(rf"your hand \(player_(?!{seat}\))", line)
 
 
+def test_play_pickup_heads_a_pickup_as_a_move_and_says_what_the_order_is(monkeypatch):
+    """A pickup is one player's open choice, not a reveal: it is shown under "after ...
+    move", and "--- revealed ---" comes once a round (6 rounds with 3 players). The pile
+    note says which card acted when: "took 4 (acted 1st)"."""
+    argv = ["--env", PICKUP, "--num-players", "3", "--opponent", "random", "--seed", "3"]
+    player, _ = run_game(monkeypatch, argv, 10)
+    assert_finished(player)
+    text = player.text
+    assert 1 <= text.count("--- revealed ---") <= 6
+    assert re.search(r"--- after (player_\d's|your) move ---", text)
+    assert re.search(r", (took \d+|stacked it) \(acted (1st|2nd|3rd)\)", text)
+    assert not re.search(r"(took \d+|stacked) \(\d\)", text)
+
+
 @pytest.mark.parametrize(
     "env_id, argv",
     [

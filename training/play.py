@@ -10,8 +10,10 @@ You play one seat (``--seat``, default 0); the opponent (a name the game knows, 
 ``random``, ``heuristic`` or ``ppo``, or a saved model's path) plays every other seat.
 Whenever you must choose, you see your own view of the table (the public table, your own
 hand or secret set-up, your face-down choice and who else has committed, never what) and
-your legal moves, numbered by action id; type a number, or ``q`` to quit. After each reveal
-the table is shown again; at the end, the final table, the scores and who won.
+your legal moves, numbered by action id; type a number, or ``q`` to quit. The table is
+shown again after each reveal of a simultaneous choice (``--- revealed ---``) and after
+each open move of one player, such as a pickup in Pickup (``--- after player_2's move
+---``); at the end, the final table, the scores and who won.
 """
 
 from __future__ import annotations
@@ -177,7 +179,10 @@ def main(
     while not env.table.terminal:
         agent = env.agent_selection
         player = env.agent_ids[agent]
-        reveals = len(env.table.waiting_for()) == 1  # the last commitment reveals the choice
+        # The last commitment of a choice: a reveal when several chose at once, else one
+        # player's open move (a Pickup pickup, a turn in Förslag's in-turn board play).
+        last = len(env.table.waiting_for()) == 1
+        together = len(env.table.choosers) > 1
         if player == human:
             show(f"your turn ({me})")
             legal = np.flatnonzero(env.table.legal_mask(player)).tolist()
@@ -192,8 +197,9 @@ def main(
             observation = env.table.observation(player) if uses_observation(opponent) else None
             action = decide(opponent, env.table.state, player, observation, mask, rng)
         env.step(action)
-        if reveals and not env.table.terminal:
-            show("revealed")
+        if last and not env.table.terminal:
+            mover = "your" if player == human else f"{agent}'s"
+            show("revealed" if together else f"after {mover} move")
 
     print_fn(f"\n--- game over ---\n{env.render_for(me)}")
     for line in result_lines(env, human, args.opponent):

@@ -571,10 +571,10 @@ class PickupState(State):
             )
             if self.played[p] != NO_SEAT:
                 line += f"  round {self.reveal_round + 1}: played {self.played[p] + 1}"
-                if self.stacked[p]:
-                    line += f", stacked ({self.acted.index(p) + 1})"
-                elif self.took[p] != NO_SEAT:
-                    line += f", took {self.took[p] + 1} ({self.acted.index(p) + 1})"
+                if p in self.acted:  # which card acted when: lowest played first
+                    turn = ordinal(self.acted.index(p) + 1)
+                    done = "stacked it" if self.stacked[p] else f"took {self.took[p] + 1}"
+                    line += f", {done} (acted {turn})"
             lines.append(line)
         if self.chooser != NO_SEAT:
             options = " ".join(str(r + 1) for r in self.eligible(self.played[self.chooser]))
@@ -590,6 +590,11 @@ class PickupState(State):
         """``player``'s hand (the only private cards in Pickup), highest first."""
         ranks = np.repeat(RANK_INDEX, self.hands[player])[::-1]
         return f"your hand (player_{player}): " + (" ".join(str(r + 1) for r in ranks) or "-")
+
+
+def ordinal(k: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ... (up to six seats)."""
+    return f"{k}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(k, 'th') }"
 
 
 def build_table(state: PickupState) -> np.ndarray:
