@@ -79,12 +79,89 @@ def test_evaluate_panel_prints_a_table_and_json(capsys, monkeypatch):
     monkeypatch.setattr(
         panel, "SEARCH_BUDGETS", {"pimc": {"samples": 4}, "ismcts": {"iterations": 4}}
     )
-    evaluate.main(["--env", "hiddenhand/pico-v0", "--panel", "--agents", "random", "--games", "6"])
-    out = capsys.readouterr().out
+    evaluate.main(
+        ["--env", "hiddenhand/pico-v0", "--panel", "--agents", "random", "--games", "6",
+         "--search-games", "2"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    out = captured.out
     assert "| **panel score** |" in out
+    assert "| pimc | " in out and out.split("| pimc | ")[1].split("\n")[0].endswith("| 2 |")
     scores = json.loads(out.strip().splitlines()[-1])["scores"]["random"]
     assert set(scores["members"]) == {"heuristic", "pimc", "ismcts", "ppo", "nash"}
     assert np.isfinite(scores["panel_score"])
+    # the scale: chance, and the shipped agent's panel score (docs/results.md)
+    assert "| *reference: chance* | 0.500 | +0.000 | |" in out
+    shipped, interval = panel.SHIPPED_PANEL_SCORES["pico_2p"]
+    assert f"the shipped agent (ppo), panel score* | | {shipped:+.3f} ± {interval:.3f} |" in out
+    # progress: a line to stderr as each member's series finishes
+    lines = captured.err.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        f"random against {m}" for m in ("heuristic", "pimc", "ismcts", "ppo", "nash")
+    ]
+
+
+def test_evaluate_panel_defaults_to_the_benchmark_protocols_scoring(capsys, monkeypatch):
+    """The README's ``--panel`` command scores as the benchmark does (its games per member,
+    per search member and evaluation seed), not with the 2,000 games of a pair table."""
+    import training.evaluation.panel as panel
+    from training import benchmark
+
+    asked = {}
+
+    def recorded(game, agent, members, games, seed=0, skip="", search_games=None, progress=None):
+        asked.update(games=games, seed=seed, search_games=search_games)
+        return panel_score(game, agent, {"random": members["random"]}, 2, seed, skip, 2)
+
+    monkeypatch.setattr(panel, "panel_score", recorded)
+    evaluate.main(["--env", "hiddenhand/pico-v0", "--panel", "--agents", "heuristic"])
+    assert asked == {
+        "games": benchmark.EVAL_GAMES,
+        "seed": benchmark.EVAL_SEED,
+        "search_games": benchmark.EVAL_SEARCH_GAMES,
+    }
+    assert "(the benchmark protocol)" in capsys.readouterr().out
+    evaluate.main(
+        ["--env", "hiddenhand/pico-v0", "--panel", "--agents", "heuristic", "--games", "7",
+         "--search-games", "3", "--seed", "5"]
+    )  # fmt: skip
+    assert asked == {"games": 7, "seed": 5, "search_games": 3}
+    assert "(the benchmark protocol)" not in capsys.readouterr().out
+    for argv, message in (
+        (["--agents", "heuristic", "random", "--search-games", "3"], "only with --panel"),
+        (["--panel", "--agents", "heuristic", "--search-games", "0"], "must be at least 1"),
+        (["--panel", "--agents", "heuristic", "--games", "0"], "must be at least 1"),
+    ):
+        with pytest.raises(SystemExit):
+            evaluate.main(["--env", "hiddenhand/pico-v0", *argv])
+        assert message in capsys.readouterr().err
+
+
+def test_the_shipped_panel_scores_are_the_results_tables():
+    """The reference line's scores (``SHIPPED_PANEL_SCORES``) are docs/results.md's panel
+    score column, one for every shipped configuration."""
+    import re
+    from pathlib import Path
+
+    from training.agents.policy import baseline_name
+    from training.evaluation.panel import SHIPPED_PANEL_SCORES
+
+    games = {"Pico": "pico", "Pickup": "pickup", "Förslag": "forslag"}
+    games |= {"Pick & Pack": "pick_and_pack", "Easter collection": "easter_collection"}
+    text = (Path(__file__).parent.parent / "docs" / "results.md").read_text()
+    label = re.compile(rf"\| ({'|'.join(games)}), (\d) players((?:, `[^`]*`)*) \|")
+    table = {}
+    for line in text.splitlines():
+        cells = line.split(" | ")
+        if (found := label.match(line)) and len(cells) > 6:  # the shipped table's rows
+            spec = envs.get_spec(f"hiddenhand/{games[found[1]]}-v0")
+            options = spec.game_class.config_class.parse_options(re.findall(r"`([^`]*)`", found[3]))
+            name = baseline_name(spec.make_game(num_players=int(found[2]), **options))
+            table[name] = cells[5]
+    expected = {name: f"{s:+.3f} ± {ci:.3f}" for name, (s, ci) in SHIPPED_PANEL_SCORES.items()}
+    assert table == expected
+    shipped = {p.stem for p in (Path(__file__).parent.parent / "training/baselines").glob("*.zip")}
+    assert set(expected) == shipped
 
 
 def configurations():

@@ -37,6 +37,7 @@ agent cannot change the panel unnoticed.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,43 @@ MEMBERS = ("random", "heuristic", "expert", "pimc", "ismcts", "ppo", "nash")
 SEARCH_BUDGETS: dict[str, dict[str, Any]] = {
     "pimc": {"samples": 200, "batched": True},  # (the default, pinned)
     "ismcts": {"iterations": 200},
+}
+
+#: Each shipped agent's panel score (95% interval) in docs/results.md's table, by its file
+#: stem (``baseline_name``): ``python scripts/shipped_panel.py``, the benchmark's scoring.
+#: A reference for other agents' scores; tests/test_panel.py checks it against the table.
+SHIPPED_PANEL_SCORES: dict[str, tuple[float, float]] = {
+    "pico_2p": (0.163, 0.093),
+    "pico_3p": (0.240, 0.092),
+    "pico_2p_aside-face_down": (0.308, 0.113),
+    "forslag_3p": (0.175, 0.068),
+    "forslag_3p_board_play-simultaneous": (0.190, 0.071),
+    "forslag_4p": (0.177, 0.054),
+    "forslag_4p_board_play-simultaneous": (0.130, 0.052),
+    "forslag_5p": (0.146, 0.041),
+    "forslag_5p_board_play-simultaneous": (0.184, 0.048),
+    "forslag_6p": (0.186, 0.041),
+    "forslag_6p_board_play-simultaneous": (0.171, 0.044),
+    "pickup_2p": (0.340, 0.116),
+    "pickup_3p": (0.084, 0.089),
+    "pickup_4p": (0.153, 0.076),
+    "pickup_5p": (0.016, 0.059),
+    "pickup_6p": (0.083, 0.063),
+    "pickup_3p_target_score-100": (0.269, 0.087),
+    "pick_and_pack_2p": (0.215, 0.092),
+    "pick_and_pack_2p_opponent_crates-full": (0.287, 0.086),
+    "pick_and_pack_2p_placement-alternate": (0.210, 0.091),
+    "pick_and_pack_2p_opponent_crates-full_placement-alternate": (0.295, 0.083),
+    "pick_and_pack_2p_placement-random": (0.256, 0.088),
+    "pick_and_pack_2p_opponent_crates-full_placement-random": (0.160, 0.097),
+    "easter_collection_2p": (0.102, 0.104),
+    "easter_collection_2p_variant-secret_positions": (0.092, 0.106),
+    "easter_collection_3p": (0.192, 0.076),
+    "easter_collection_3p_variant-secret_positions": (0.126, 0.076),
+    "easter_collection_4p": (0.109, 0.067),
+    "easter_collection_4p_variant-secret_positions": (0.094, 0.064),
+    "easter_collection_5p": (0.047, 0.055),
+    "easter_collection_5p_variant-secret_positions": (0.100, 0.060),
 }
 
 
@@ -102,10 +140,12 @@ def panel_score(
     seed: int = 0,
     skip: str = "",
     search_games: int | None = None,
+    progress: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """``agent`` against every member (but ``skip``), ``games`` each (``search_games``
     against the search members, if given): per-member win rates with 95% intervals and
-    scores above chance, and the panel score with its interval."""
+    scores above chance, and the panel score with its interval. ``progress(member, row)``
+    is called as each member's series finishes."""
     from training.evaluate import head_to_head
 
     rows = {}
@@ -120,6 +160,8 @@ def panel_score(
             "above_chance": above_chance(result["win_rate"], game.num_players),
             "above_chance_ci": result["win_ci"] / scale,
         }
+        if progress is not None:
+            progress(name, rows[name])
     values = [r["above_chance"] for r in rows.values()]
     interval = math.sqrt(sum(r["above_chance_ci"] ** 2 for r in rows.values())) / len(rows)
     return {
