@@ -86,3 +86,11 @@ def test_every_docs_table_row_has_its_headers_columns():
                 )
                 checked += 1
     assert checked >= 100
+
+
+def test_the_sb3_snippet_sets_one_torch_thread():
+    """torch's default threads oversubscribe a shared machine (11 min 39 s against 46 s
+    with one thread, issue 39): the snippet users copy sets one."""
+    (snippet,) = [code for code in EXAMPLES if "MaskablePPO" in code]
+    assert "torch.set_num_threads(1)" in snippet
+    assert snippet.index("torch.set_num_threads(1)") < snippet.index(".learn(")
