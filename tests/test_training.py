@@ -158,6 +158,34 @@ def test_training_smoke_on_every_id(env_id, tmp_path):
     assert json.loads((run / "model.json").read_text())["env_id"] == env_id
 
 
+def test_the_demos_run_is_the_same_when_run_again(tmp_path):
+    """``make demo``'s arguments at a tiny budget, twice: the same weights and the same
+    evaluation figures (seeded, one torch thread), as docs/results.md says."""
+    import torch
+
+    from training.demo import DEMO_ARGS
+
+    game = envs.get_spec("hiddenhand/pico-v0").make_game()
+
+    def run(name: str) -> tuple[dict, list[str]]:
+        argv = list(DEMO_ARGS)
+        for flag, value in (
+            ("--total-timesteps", "1024"), ("--eval-every", "0"),
+            ("--final-eval-games", "20"), ("--run-name", name),
+        ):  # fmt: skip
+            argv[argv.index(flag) + 1] = value
+        args = training_train.parse_args([*argv, "--run-dir", str(tmp_path), "--no-progress-bar"])
+        folder = training_train.train(args)
+        weights = load_policy(folder / "model.zip", game, "hiddenhand/pico-v0").model.policy
+        rows = (folder / "evaluations.csv").read_text().splitlines()
+        return weights.state_dict(), [row.rsplit(",", 1)[0] for row in rows]  # less the wall time
+
+    (first, first_rows), (second, second_rows) = run("a"), run("b")
+    assert first.keys() == second.keys()
+    assert all(torch.equal(first[k], second[k]) for k in first)
+    assert first_rows == second_rows and len(first_rows) == 3  # header, random, heuristic
+
+
 @pytest.mark.parametrize(
     "env_id, config",
     [
