@@ -129,8 +129,8 @@ def test_evaluate_panel_defaults_to_the_benchmark_protocols_scoring(capsys, monk
     assert "(the benchmark protocol)" not in capsys.readouterr().out
     for argv, message in (
         (["--agents", "heuristic", "random", "--search-games", "3"], "only with --panel"),
-        (["--panel", "--agents", "heuristic", "--search-games", "0"], "must be at least 1"),
-        (["--panel", "--agents", "heuristic", "--games", "0"], "must be at least 1"),
+        (["--panel", "--agents", "heuristic", "--search-games", "0"], "--search-games must be at"),
+        (["--panel", "--agents", "heuristic", "--games", "0"], "--games must be at least 1, got 0"),
     ):
         with pytest.raises(SystemExit):
             evaluate.main(["--env", "hiddenhand/pico-v0", *argv])

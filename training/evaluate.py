@@ -116,10 +116,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     games = args.games if args.games is not None else EVAL_GAMES if args.panel else PAIR_GAMES
     search_games = args.search_games if args.search_games is not None else EVAL_SEARCH_GAMES
     seed = args.seed if args.seed is not None else EVAL_SEED if args.panel else 0
-    if games < 1 or (args.panel and search_games < 1):
-        parser.error(
-            f"--games and --search-games must be at least 1, got {games} and {search_games}"
-        )
+    if games < 1:
+        parser.error(f"--games must be at least 1, got {games}")
+    if search_games < 1:
+        parser.error(f"--search-games must be at least 1, got {search_games}")
 
     spec, _, game = game_from_args(parser, args)
     agents = {}
