@@ -93,7 +93,10 @@ def dataclass_parser(module: str, doc: str, args_class: type) -> argparse.Argume
         default = [] if f.default is dataclasses.MISSING else f.default
         if f.type == "bool":
             parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=default, help=f.metadata["help"]
+                flag,
+                action=argparse.BooleanOptionalAction,
+                default=default,
+                help=f.metadata["help"],
             )
         elif f.type == "list[str]":
             parser.add_argument(

@@ -68,11 +68,11 @@ from training import cli
 from training.agents.network import NetworkAgent, save_network
 from training.agents.policy import policy_metadata
 from training.cli import OPTION_HELP, arg
+from training.exploitability import EVALUATION_SEED  # never a training seed
 
 ALGORITHMS = ("ppo", "mmd", "qmmd")
 CRITICS = ("action", "joint")
-#: Evaluation games and NashConv deals use this seed, never a training seed.
-EVALUATION_SEED = 1_000_003
+SCALES = ("bounds", "none")
 
 
 @dataclass
@@ -90,6 +90,11 @@ class Args:
     num_games: int = arg(256, "games played in lockstep (B)")
     num_steps: int = arg(32, "engine steps per rollout")
     hidden: str = arg("128,128", "hidden layer sizes of the policy and the critic")
+    scale: str = arg(
+        "bounds",
+        "observations as the networks see them: bounds (each entry "
+        "divided by its layout's upper bound) or none (as the engine gives them)",
+    )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     epochs: int = arg(4, "passes over each rollout")
     minibatches: int = arg(4, "minibatches per pass")
@@ -102,6 +107,7 @@ class Args:
     magnet_coef_end: float | None = arg(None, "alpha at the end (linear); default: same")
     magnet_update: float = arg(0.0, "mmd, qmmd: how far the magnet follows the policy per update")
     kl_coef: float = arg(1.0, "qmmd: 1/eta, the weight of the KL to the rollout's policy")
+    inner_steps: int = arg(1, "qmmd with the joint critic: MMD steps per update on each matrix")
     critic: str = arg(
         "action",
         "qmmd: action (Q over the seat's own actions) or joint (two players choosing together: "
@@ -126,10 +132,11 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     options = cli.game_options(spec, args.num_players, args.option)
     require_choice("--algorithm", args.algorithm, ALGORITHMS)
     require_choice("--critic", args.critic, CRITICS)
+    require_choice("--scale", args.scale, SCALES)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
     positive = ["decisions", "num_games", "num_steps", "epochs", "minibatches", "threads"]
-    positive += ["learning_rate", "clip", "kl_coef", "max_grad_norm"]
+    positive += ["learning_rate", "clip", "kl_coef", "max_grad_norm", "inner_steps"]
     for name in positive:
         if not getattr(args, name) > 0:
             raise ValueError(
@@ -185,11 +192,13 @@ class Learner(nn.Module):
     """The policy (logits) and the critic (``num_actions`` action values and one state
     value), separate MLPs over the observation scaled by its layout's bounds."""
 
-    def __init__(self, game, hidden: list[int], joint: bool = False) -> None:
+    def __init__(self, game, hidden: list[int], joint: bool = False, scale: str = "bounds") -> None:
         super().__init__()
         size, actions = game.observation_layout.size, game.num_actions
         self.joint = joint
         _, high = game.observation_layout.bounds()
+        if scale == "none":
+            high = np.ones_like(high)
         self.register_buffer("scale", torch.as_tensor(1.0 / np.maximum(np.abs(high), 1.0)))
         self.policy = mlp([size, *hidden, actions])
         self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1])
@@ -280,7 +289,8 @@ class SelfPlay:
             num_envs=args.num_games, reward_mode="win", seed=args.seed, **options
         )
         self.joint = args.critic == "joint"
-        self.learner = Learner(game, hidden_sizes(args.hidden), self.joint).to(self.device)
+        self.learner = Learner(game, hidden_sizes(args.hidden), self.joint, args.scale)
+        self.learner.to(self.device)
         self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
         self.optimizer = torch.optim.Adam(
             self.learner.parameters(), lr=args.learning_rate, eps=1e-5
@@ -391,6 +401,7 @@ class SelfPlay:
             partners = self._tensor(np.concatenate(rollout.partners), torch.int64)
             batch["partner_actions"] = batch["actions"][partners]
             batch["partner_probs"] = batch["old"][partners].exp()
+            batch["partners"] = partners
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
         stats: dict[str, list[float]] = {}
@@ -468,18 +479,23 @@ class SelfPlay:
     @torch.no_grad()
     def _mmd_targets(self, batch, magnet_coef: float) -> torch.Tensor:
         """MMD's step at every decision: log pi_new ∝ (log pi_old / eta + alpha log magnet
-        + Q) / (1/eta + alpha), over the legal actions."""
+        + Q) / (1/eta + alpha), over the legal actions. With the joint critic and
+        ``--inner-steps K``, both seats of a game take K such steps together on the
+        critic's matrix (each against the other's latest iterate), from the rollout's
+        policies: a few iterations toward the reveal's regularised equilibrium."""
         a = self.args
-        goals = []
-        for rows in torch.arange(len(batch["targets"]), device=self.device).split(65536):
-            mb = {key: value[rows] for key, value in batch.items()}
-            q, _ = self.learner.values(mb["observations"])
-            q = Learner.action_values(q, mb.get("partner_probs"))
-            old = mb["old"].clamp(min=-1e4)
-            magnet = self._magnet_log_probs(mb).clamp(min=-1e4)
-            logits = (a.kl_coef * old + magnet_coef * magnet + q) / (a.kl_coef + magnet_coef)
-            goals.append(masked_log_probs(logits, mb["masks"]))
-        return torch.cat(goals)
+        q, _ = self.learner.values(batch["observations"])
+        old = batch["old"].clamp(min=-1e4)
+        magnet = self._magnet_log_probs(batch).clamp(min=-1e4)
+        partner = batch.get("partner_probs")
+        goal = old
+        for _ in range(a.inner_steps if self.joint else 1):
+            values = Learner.action_values(q, partner)
+            logits = (a.kl_coef * goal + magnet_coef * magnet + values) / (a.kl_coef + magnet_coef)
+            goal = masked_log_probs(logits, batch["masks"])
+            if self.joint:
+                partner = goal.exp()[batch["partners"]]
+        return goal
 
     def _distillation_loss(self, mb, log_probs, stats) -> torch.Tensor:
         goal = mb["goal"]
