@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from envs.easter_collection import SPEC
-from envs.easter_collection.rules import PHASE_CHOOSE, POINTS, SUIT_OF
-from training.agents.easter_collection import (
+from envs.easter_collection.heuristic import (
     DISCARD_COST,
     EasterCollectionExpert,
     EasterCollectionHeuristic,
 )
+from envs.easter_collection.rules import PHASE_CHOOSE, POINTS, SUIT_OF
 from training.tournament import seat_rotated
 
 

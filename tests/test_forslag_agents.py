@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from envs.core.agents import RandomAgent
+from envs.forslag.heuristic import ForslagExpert, ForslagHeuristic
 from envs.forslag.rules import DRAFT, PLAY, ForslagState
-from training.agents.forslag import ForslagExpert, ForslagHeuristic
 from training.tournament import seat_rotated
 
 MODES = ("in_turn", "simultaneous")

@@ -7,6 +7,12 @@ import numpy as np
 import pytest
 
 from envs.pick_and_pack import SPEC
+from envs.pick_and_pack.heuristic import (
+    Board,
+    PickAndPackExpert,
+    PickAndPackHeuristic,
+    PickAndPackTactician,
+)
 from envs.pick_and_pack.rules import (
     MALFUNCTION_TARGET,
     MOVE,
@@ -17,12 +23,6 @@ from envs.pick_and_pack.rules import (
     RUSH_DECLINE,
     RUSH_USE,
     SIZE,
-)
-from training.agents.pick_and_pack import (
-    Board,
-    PickAndPackExpert,
-    PickAndPackHeuristic,
-    PickAndPackTactician,
 )
 from training.tournament import seat_rotated
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from envs.core.agents import RandomAgent
+from envs.pickup.heuristic import PickupHeuristic
 from envs.pickup.rules import PickupGame
-from training.agents.pickup import PickupHeuristic
 from training.tournament import seat_rotated
 
 

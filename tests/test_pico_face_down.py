@@ -9,9 +9,9 @@ import pytest
 import envs
 from envs.core.agents import RandomAgent
 from envs.core.game import Game
+from envs.pico.heuristic import PicoHeuristic
 from envs.pico.observation import encode
 from envs.pico.rules import NUM_CARDS, VALUES, PicoGame, PicoState
-from training.agents.pico import PicoHeuristic
 from training.tournament import seat_rotated
 
 

@@ -9,8 +9,8 @@ import pytest
 import envs
 from envs.core.agents import RandomAgent
 from envs.core.game import IllegalActionError
+from envs.pico.heuristic import PicoHeuristic
 from envs.pico.rules import DEFAULT_POINTS, PicoGame, PicoState, winners
-from training.agents.pico import PicoHeuristic
 from training.tournament import seat_rotated
 
 

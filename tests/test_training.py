@@ -614,8 +614,8 @@ def test_pick_and_pack_features_read_the_board_as_the_heuristic_does(random_play
     import numpy as np
     import torch
 
+    from envs.pick_and_pack.heuristic import Board, crate_sums
     from training.agents.features import PickAndPackFeatures
-    from training.agents.pick_and_pack import Board, crate_sums
 
     game = envs.get_spec("hiddenhand/pick_and_pack-v0").make_game(opponent_crates=crates)
     layout = game.observation_layout
@@ -677,8 +677,8 @@ def test_pick_and_pack_reach_features_read_the_grabbers_cell(extension_features)
     heuristic's value of it, after the base features unchanged."""
     import numpy as np
 
+    from envs.pick_and_pack.heuristic import Board
     from training.agents.features import PickAndPackFeatures, PickAndPackReachFeatures
-    from training.agents.pick_and_pack import Board
 
     activations = 0
     for _, _, v, added in extension_features(PickAndPackFeatures, PickAndPackReachFeatures, 3):
@@ -702,13 +702,13 @@ def test_pick_and_pack_decision_features_gather_what_rush_and_mix_up_turn_on(ext
     elsewhere), after the reach features unchanged."""
     import numpy as np
 
+    from envs.pick_and_pack.heuristic import Board, phase_of
     from envs.pick_and_pack.rules import MIXUP_OWN, OWN_CRATE
     from training.agents.features import (
         NO_VALUE,
         PickAndPackDecisionFeatures,
         PickAndPackReachFeatures,
     )
-    from training.agents.pick_and_pack import Board, phase_of
 
     swaps = 0
     for state, p, v, added in extension_features(
@@ -812,8 +812,8 @@ def test_easter_collection_features_are_the_heuristics_bid_values(random_play, n
     import numpy as np
     import torch
 
+    from envs.easter_collection.heuristic import EasterCollectionHeuristic, decode_table
     from envs.easter_collection.rules import POINTS, SUIT_OF
-    from training.agents.easter_collection import EasterCollectionHeuristic, decode_table
     from training.agents.features import EasterCollectionFeatures
 
     game = envs.get_spec("hiddenhand/easter_collection-v0").make_game(num_players=num_players)

@@ -7,7 +7,8 @@ configuration in ``SPEC.configurations``. The engine's rows are loaded from the
 reference states, and its one source of chance, ``_shuffle``, is replaced by the
 reference's outcome where the reference has drawn it (the reshuffle between hands of
 the longer game). Its batched heuristic makes the same choices as
-``training.agents.pickup.PickupHeuristic``; ``make_vec`` shows the learner what the
+a plain per-game reckoning of the heuristic (``ReferenceHeuristic``) and as
+``envs.pickup.heuristic.PickupHeuristic``; ``make_vec`` shows the learner what the
 Gymnasium view shows it, opponents' pickup choices included.
 """
 
@@ -26,6 +27,16 @@ from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
 from envs.core.table import Table
 from envs.pickup import SPEC
+from envs.pickup.heuristic import (
+    KEEP_WEIGHT,
+    SAMPLES,
+    TAKE_RATE,
+    TIE_BREAK,
+    PickupHeuristic,
+    draw_picks,
+    heuristic_actions,
+    heuristic_values,
+)
 from envs.pickup.rules import (
     DECK,
     DECK_COUNTS,
@@ -37,13 +48,7 @@ from envs.pickup.rules import (
     PickupGame,
     PickupState,
 )
-from envs.pickup.vector import (
-    SAMPLES,
-    PickupVector,
-    draw_picks,
-    heuristic_actions,
-    heuristic_values,
-)
+from envs.pickup.vector import PickupVector
 
 PICKUP = "hiddenhand/Pickup-v0"
 CONFIGS = [dict(options) for options in SPEC.configurations]
@@ -453,17 +458,102 @@ def test_illegal_action_raises_and_changes_nothing() -> None:
 
 
 # --- the batched heuristic -----------------------------------------------------------
+class ReferenceHeuristic:
+    """The heuristic reckoned game by game with plain lists (its first form): the oracle
+    of the batched values and choices."""
+
+    def __init__(self, game: PickupGame) -> None:
+        self.layout = game.observation_layout
+        self.num_players = n = game.num_players
+        self.take_rate = min(1.0, TAKE_RATE * (n - 1))
+
+    def worth(self, unseen: list[int], rounds_after: int) -> list[float]:
+        total, rate = max(1, sum(unseen)), self.take_rate
+        return [
+            (rank + 1) * (1.0 - rate * (1.0 - (1.0 - count / total) ** POOL_SIZE)) ** rounds_after
+            for rank, count in enumerate(unseen)
+        ]
+
+    def imagine(self, played, pool, piles, in_piles, last, worth) -> float:
+        """One imagined round (seats relative to us): our margin gained in it."""
+        n = self.num_players
+        pool, piles, in_piles = pool.copy(), [row.copy() for row in piles], in_piles.copy()
+        gains = [0.0] * n
+        for seat in sorted(range(n), key=lambda s: played[s] * n + (s - last - 1) % n):
+            card, row = played[seat], piles[seat]
+            best, best_value = -1, -1.0
+            for rank in range(card + 1):
+                if pool[rank]:
+                    value = worth[rank] * (1 + in_piles[rank] - row[rank])
+                    if value > best_value:
+                        best, best_value = rank, value
+            if best < 0:  # nothing eligible: the card is stacked
+                row[card] += 1
+                in_piles[card] += 1
+                gains[seat] += worth[card]
+                continue
+            pool[best] = 0
+            if in_piles[best] > row[best]:  # knock the others' cards of that rank out
+                for other in range(n):
+                    count = piles[other][best]
+                    if count and other != seat:
+                        gains[other] -= worth[best] * count
+                        piles[other][best] = 0
+            row[best] += 1
+            in_piles[best] = row[best]
+            gains[seat] += worth[best]
+        return gains[0] - (sum(gains) - gains[0]) / (n - 1)
+
+    def context(self, views: dict[str, np.ndarray]) -> tuple:
+        """The unseen counts, the rounds after this one, each rank's worth, the piles and
+        each rank's count over all piles."""
+        unseen = views["unseen"].astype(np.int64)
+        round_onehot = views["round"].tolist()
+        rounds_after = len(round_onehot) - 1 - round_onehot.index(1.0)
+        worth = self.worth(unseen.tolist(), rounds_after)
+        piles = views["piles"].astype(np.int64).tolist()
+        in_piles = [sum(column) for column in zip(*piles, strict=True)]
+        return unseen, rounds_after, worth, piles, in_piles
+
+    def pickup_values(self, views: dict[str, np.ndarray], legal: list[int]) -> list[float]:
+        _, _, worth, piles, in_piles = self.context(views)
+        return [worth[r] * (1 + in_piles[r] - piles[0][r]) for r in legal]
+
+    def act(self, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+        views = self.layout.views(observation)
+        legal = np.flatnonzero(mask).tolist()
+        if views["chooser"][0]:
+            values = self.pickup_values(views, legal)
+            return legal[int(np.argmax(np.add(values, TIE_BREAK * rng.random(len(legal)))))]
+        unseen, rounds_after, worth, piles, in_piles = self.context(views)
+        if len(legal) == 1:
+            return legal[0]
+        pool = views["pool"].astype(np.int64).tolist()
+        last = int(np.argmax(views["last_actor"]))
+        unseen_cards = np.repeat(RANK_INDEX, unseen)
+        picks = rng.random((SAMPLES, len(unseen_cards))).argsort(axis=1)[:, : self.num_players - 1]
+        keep = KEEP_WEIGHT if rounds_after else 0.0
+        best, best_value = legal[0], -1e9
+        for card, noise in zip(legal, (TIE_BREAK * rng.random(len(legal))).tolist(), strict=True):
+            total = sum(
+                self.imagine([card, *others], pool, piles, in_piles, last, worth)
+                for others in unseen_cards[picks].tolist()
+            )
+            value = total / SAMPLES - keep * (card + 1) + noise
+            if value > best_value:
+                best, best_value = card, value
+        return best
+
+
 def test_batched_heuristic_makes_the_heuristics_choices() -> None:
     """Positions of real games (every configuration; card and rank choices) with the same
-    draws per row as the per-game heuristic makes: the same values, the same choices,
-    exact ties included."""
-    from training.agents.pickup import PickupHeuristic
-
+    draws per row as the plain reckoning and the agent make: the same choices, exact ties
+    included."""
     checked = rank_choices = ties = 0
     for options in CONFIGS:
         engine = PickupVector(24, seed=5, **options)
         game = engine.game
-        heuristic = PickupHeuristic(game)
+        heuristic, reference = PickupHeuristic(game), ReferenceHeuristic(game)
         fields = game.observation_layout.fields
         chooser, unseen = fields["chooser"].start, fields["unseen"]
         rng = np.random.default_rng(11)
@@ -476,7 +566,7 @@ def test_batched_heuristic_makes_the_heuristics_choices() -> None:
             n = game.num_players
             picks = draw_picks(sizes, n - 1, rng)  # replaced where the heuristic draws
             noise = np.zeros(masks.shape)
-            single = []
+            single, plain = [], []
             for i in range(len(rows)):
                 seed = step * 100_000 + i
                 draws = np.random.default_rng(seed)
@@ -489,14 +579,16 @@ def test_batched_heuristic_makes_the_heuristics_choices() -> None:
                     noise[i, masks[i]] = draws.random(legal)
                 mask8 = masks[i].astype(np.int8)
                 single.append(heuristic.act(observations[i], mask8, np.random.default_rng(seed)))
+                plain.append(reference.act(observations[i], mask8, np.random.default_rng(seed)))
             values = heuristic_values(observations, masks, game, picks)
             batched = heuristic_actions(observations, masks, game, picks, noise)
-            np.testing.assert_array_equal(batched, single)
+            np.testing.assert_array_equal(batched, plain)
+            np.testing.assert_array_equal(single, plain)
             for i in np.flatnonzero(observations[:, chooser]).tolist():
                 views = game.observation_layout.views(observations[i])
                 legal = np.flatnonzero(masks[i]).tolist()
                 np.testing.assert_array_equal(
-                    values[i, legal], heuristic.pickup_values(views, legal)
+                    values[i, legal], reference.pickup_values(views, legal)
                 )
                 rank_choices += 1
             best = np.where(masks, values, -np.inf)

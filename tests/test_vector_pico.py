@@ -3,11 +3,14 @@
 Differential tests: from the same dealt cards and the same actions, ``PicoVector``
 gives the same observations, masks, rewards (both modes), terminations and scores as
 ``envs.core.table.Table`` over ``envs/pico/rules.py``; its batched heuristic makes the
-same choices as ``training.agents.pico.PicoHeuristic``; ``make_vec`` shows the learner
+same choices as ``envs.pico.heuristic.PicoHeuristic`` and values the cards as a plain
+per-game reckoning does; ``make_vec`` shows the learner
 what the Gymnasium view shows it.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import gymnasium
 import numpy as np
@@ -19,8 +22,9 @@ import envs
 from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
 from envs.core.table import Table
-from envs.pico.rules import DECK_COUNTS, PicoGame
-from envs.pico.vector import PicoVector, heuristic_actions, heuristic_values
+from envs.pico.heuristic import PicoHeuristic, heuristic_actions, heuristic_values
+from envs.pico.rules import DECK_COUNTS, VALUES, PicoGame, winners
+from envs.pico.vector import PicoVector
 
 PICO = "hiddenhand/Pico-v0"
 
@@ -144,10 +148,27 @@ def test_illegal_action_raises_and_changes_nothing() -> None:
     np.testing.assert_array_equal(engine.observations(), before)
 
 
+def reference_card_values(game: PicoGame, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The heuristic's values, reckoned game by game: every combination of the opponents'
+    distinct values, each seat's points won in it."""
+    hands = game.observation_layout.views(observation)["hand"]
+    opponent_cards = [np.flatnonzero(hand) for hand in hands[1:]]
+    combos = list(itertools.product(*opponent_cards))
+    values = np.full(len(mask), -np.inf)
+    for card in np.flatnonzero(mask):
+        value = 0.0
+        for combo in combos:
+            played = [card, *combo]
+            won = winners([VALUES[c] for c in played])
+            gain = sum(game.card_points[played[s]] for s in won if s == 0)
+            loss = sum(game.card_points[played[s]] for s in won if s != 0) / len(combo)
+            value += gain - loss
+        values[card] = value / len(combos)
+    return values
+
+
 @pytest.mark.parametrize("num_players", [2, 3])
 def test_batched_heuristic_makes_the_heuristics_choices(num_players: int) -> None:
-    from training.agents.pico import PicoHeuristic
-
     engine = PicoVector(40, num_players=num_players, seed=5)
     heuristic = PicoHeuristic(engine.game)
     rng = np.random.default_rng(11)
@@ -160,7 +181,7 @@ def test_batched_heuristic_makes_the_heuristics_choices(num_players: int) -> Non
         single = []
         for i in range(len(masks)):
             np.testing.assert_array_equal(
-                values[i], heuristic.card_values(observations[i], masks[i].astype(np.int8))
+                values[i], reference_card_values(engine.game, observations[i], masks[i])
             )
             seed = step * 1000 + i
             # The per-game heuristic draws one number per legal card, in card order.

@@ -152,6 +152,8 @@ and `rules`.
   fast observation).
 - `observation.py`: `encode`, the plain reference encoder, field by field from the
   state (tested equal to the fast one).
+- `heuristic.py`: the rule-based agents, `EasterCollectionHeuristic` and
+  `EasterCollectionExpert`.
 - `vector.py`: `EasterCollectionVector`, thousands of games in lockstep as numpy arrays.
 
 ## Version history

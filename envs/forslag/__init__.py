@@ -123,6 +123,7 @@ Imports go one way: `layout` ← `rules` ← `observation`; `vector` imports `la
   the state keeps its buffer up to date, so `ForslagGame.observation` is one gather.
 - `observation.py`: `encode(state, player)`, the plain reference encoder the fast
   observation is tested against.
+- `heuristic.py`: the rule-based agents, `ForslagHeuristic` and `ForslagExpert`.
 - `vector.py`: `ForslagVector`, the batched engine.
 
 ## Version history

@@ -168,6 +168,8 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
   player's observation from it (the fast observation).
 - `observation.py`: `encode`, the plain reference encoder, field by field from the
   state (tested equal to the fast one).
+- `heuristic.py`: the rule-based agents, `PickAndPackHeuristic`, `PickAndPackExpert` and
+  `PickAndPackTactician`.
 - `vector.py`: `PickAndPackVector`, thousands of games in lockstep as numpy arrays.
 
 ## Version history

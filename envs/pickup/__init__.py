@@ -135,8 +135,9 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
   `PickupGame.observation` gathers a player's observation from it (the fast observation).
 - `observation.py`: `encode`, the plain reference encoder, field by field from the
   state (tested equal to the fast one).
-- `vector.py`: `PickupVector`, thousands of games in lockstep as numpy arrays, and the
-  batched heuristic.
+- `heuristic.py`: `PickupHeuristic`, the rule-based agent, and its values for many rows
+  at once (which the batched engine and the search's rollouts use).
+- `vector.py`: `PickupVector`, thousands of games in lockstep as numpy arrays.
 
 ## Version history
 

@@ -45,23 +45,20 @@ gives the learner what the Gymnasium view gives, opponents' pickup choices inclu
 Speed (random play, every seat's observation each step, 4 players): about 1M agent
 steps/s at B = 1,024-8,192, 11-13x the Gymnasium view (CPU time, a shared machine).
 
-``heuristic_actions`` is the batched form of ``training.agents.pickup.PickupHeuristic``
-(``envs`` never imports ``training``, so its logic is written twice): the 6 imagined
-rounds of every candidate card of every row are resolved at once. Given the same draws
-(the imagined deals as indices into the unseen cards, and the tie-break numbers) both
-make exactly the same choices, which a test checks; the engine's method draws the deals
-with ``draw_picks`` (N - 1 numbers per imagined round where the per-game heuristic
-draws one per unseen card and argsorts them: the same law, also tested).
+``heuristic_actions`` plays ``envs.pickup.heuristic.PickupHeuristic`` in many rows at
+once (its ``heuristic_actions``), drawing the imagined deals with ``draw_picks`` (N - 1
+numbers per imagined round where the agent draws one per unseen card and argsorts them:
+the same law, tested).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from envs.core.batched import BatchedEngine
+from envs.pickup.heuristic import draw_picks, heuristic_actions
 from envs.pickup.layout import NUM_RANKS, POOL_SIZE
 from envs.pickup.rules import (
     DECK,
@@ -73,12 +70,6 @@ from envs.pickup.rules import (
     PickupState,
     build_table,
 )
-
-#: The heuristic's constants (``training.agents.pickup``).
-SAMPLES = 6
-KEEP_WEIGHT = 0.6
-TAKE_RATE = 0.3
-TIE_BREAK = 1e-3
 
 
 def counts_of_rows(cards: np.ndarray) -> np.ndarray:
@@ -392,188 +383,3 @@ class PickupVector(BatchedEngine):
         picks = draw_picks(unseen, self.num_players - 1, rng)
         noise = rng.random((len(observations), NUM_RANKS))
         return heuristic_actions(observations, masks, self.game, picks, noise)
-
-
-# --- the heuristic -------------------------------------------------------------------------
-def draw_picks(sizes: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
-    """For each row, 6 uniform ordered draws of ``count`` distinct indices below
-    ``sizes[i]`` (``(k, 6, count)`` int64): the law of the per-game heuristic's
-    ``rng.random((6, size)).argsort(axis=1)[:, :count]`` (the first ``count`` places of a
-    uniform permutation), drawn with ``count`` numbers instead of ``size``. Each pick is
-    drawn among the indices left and moved past the earlier picks, lowest first."""
-    draws = rng.random((len(sizes), SAMPLES, count))
-    sizes = np.maximum(sizes, count)[:, None]  # a row without enough cards is not played
-    picks = np.empty(draws.shape, dtype=np.int64)
-    for j in range(count):
-        pick = (draws[:, :, j] * (sizes - j)).astype(np.int64)
-        for earlier in np.sort(picks[:, :, :j], axis=2).transpose(2, 0, 1):
-            pick += pick >= earlier
-        picks[:, :, j] = pick
-    return picks
-
-
-@functools.cache
-def worth_factors(num_players: int, hand_size: int) -> np.ndarray:
-    """``PickupHeuristic.worth`` divided by the face value, for every unseen count of a
-    rank (0-10), total unseen (0-55) and rounds after this one: ``(11, 56, H)``, computed
-    with the heuristic's own Python float expression (so the same floats)."""
-    rate = min(1.0, TAKE_RATE * (num_players - 1))
-    factors = np.zeros((NUM_RANKS + 1, DECK_SIZE + 1, hand_size))
-    for count in range(NUM_RANKS + 1):
-        for seen_total in range(DECK_SIZE + 1):
-            total = max(1, seen_total)
-            for rounds_after in range(hand_size):
-                factors[count, seen_total, rounds_after] = (
-                    1.0 - rate * (1.0 - (1.0 - count / total) ** POOL_SIZE)
-                ) ** rounds_after
-    return factors
-
-
-def heuristic_values(
-    observations: np.ndarray, masks: np.ndarray, game: PickupGame, picks: np.ndarray
-) -> np.ndarray:
-    """``PickupHeuristic``'s value of every legal action of every row (``(k, 10)``
-    float64, before the tie-break; -inf for illegal actions): in a pickup choice each
-    eligible rank's worth plus the others' cards it knocks out (``pickup_values``), in
-    a play choice each card's mean margin over the 6 imagined rounds dealt by ``picks``
-    minus its keep value, and 0 for a single legal card (chosen without a draw).
-
-    ``picks[i, s]`` (``(k, 6, N - 1)``; read in play choices of two cards or more) are
-    the cards the other seats play in imagined round ``s``: indices into row ``i``'s
-    unseen cards listed in rank order, as the per-game heuristic's
-    ``rng.random((6, U)).argsort(axis=1)[:, :N - 1]``. The values are the same floats:
-    the same operations in the same order."""
-    observations = np.asarray(observations)
-    masks = np.asarray(masks, dtype=bool)
-    k = len(masks)
-    fields = game.observation_layout.fields
-
-    def field(name: str) -> np.ndarray:
-        f = fields[name]
-        return observations[:, f.start : f.stop].reshape((k, *f.shape))
-
-    unseen = field("unseen").astype(np.int64)
-    rounds_after = game.hand_size - 1 - np.argmax(field("round"), axis=1)
-    factors = worth_factors(game.num_players, game.hand_size)
-    worth = (RANK_INDEX + 1.0) * factors[unseen, unseen.sum(axis=1)[:, None], rounds_after[:, None]]
-    piles = field("piles").astype(np.int64)  # (k, N, 10), own seat first
-    in_piles = piles.sum(axis=1)
-    values = np.zeros((k, NUM_RANKS))
-    choosing = field("chooser")[:, 0] > 0
-    if choosing.any():
-        values[choosing] = worth[choosing] * (1 + in_piles[choosing] - piles[choosing, 0])
-    playing = np.flatnonzero(~choosing & (masks.sum(axis=1) >= 2))
-    if len(playing):
-        values[playing] = _play_values(
-            game,
-            masks[playing],
-            unseen[playing],
-            rounds_after[playing],
-            worth[playing],
-            piles[playing],
-            in_piles[playing],
-            field("pool")[playing].astype(np.int64),
-            np.argmax(field("last_actor")[playing], axis=1),
-            picks[playing],
-        )
-    return np.where(masks, values, -np.inf)
-
-
-def heuristic_actions(
-    observations: np.ndarray,
-    masks: np.ndarray,
-    game: PickupGame,
-    picks: np.ndarray,
-    noise: np.ndarray,
-) -> np.ndarray:
-    """The batched ``PickupHeuristic.act``: ``(k,)`` int64 actions for rows of
-    observations and masks (``(k, 10)``) of any seats: the legal action with the best
-    ``heuristic_values`` plus ``TIE_BREAK * noise``, the first on an exact tie (0 for a
-    row without legal actions).
-
-    The per-game heuristic draws, in a play choice with two cards or more, its imagined
-    deals (``picks``, see ``heuristic_values``) and then one tie-break number per legal
-    card, in rank order; in a pickup choice only the tie-break numbers
-    (``noise[i, legal actions]``, ``(k, 10)``): with the same draws, the choices are the
-    same."""
-    values = heuristic_values(observations, masks, game, picks)
-    return np.argmax(values + TIE_BREAK * noise, axis=1)
-
-
-def _play_values(
-    game: PickupGame,
-    masks: np.ndarray,
-    unseen: np.ndarray,
-    rounds_after: np.ndarray,
-    worth: np.ndarray,
-    piles: np.ndarray,
-    in_piles: np.ndarray,
-    pool: np.ndarray,
-    last: np.ndarray,
-    picks: np.ndarray,
-) -> np.ndarray:
-    """``PickupHeuristic._play``'s value of every legal card (before the tie-break; -inf
-    elsewhere): the mean margin won over 6 imagined rounds minus the keep value."""
-    k, n = len(masks), game.num_players
-    # The imagined deals: the j-th unseen card (in rank order) is the rank whose
-    # cumulative count exceeds j.
-    ends = np.cumsum(unseen, axis=1)  # (k, 10)
-    deals = (picks[:, :, :, None] >= ends[:, None, None, :]).sum(axis=3)  # (k, 6, n-1)
-    # One imagined round per (row, legal card, sample).
-    row, card = np.nonzero(masks)
-    scenario_row = np.repeat(row, SAMPLES)
-    m = len(scenario_row)
-    played = np.empty((m, n), dtype=np.int64)
-    played[:, 0] = np.repeat(card, SAMPLES)
-    played[:, 1:] = deals[row].reshape(m, n - 1)
-    seats = np.arange(n)
-    tie = (seats - last[scenario_row, None] - 1) % n
-    acting = np.argsort(played * n + tie, axis=1)
-    # The piles and their sums change in an imagined round only at ranks that have left
-    # the pool: a pickup empties the pool of its rank, and a card is stacked only when no
-    # pool rank is at or below it. So what each seat's pickup of a rank still in the pool
-    # is worth (``worth * (1 + in_piles - own)``) and what it knocks out of each other
-    # pile (``worth * count``) are those of the round's start, computed once per row with
-    # the heuristic's own operations (the same floats).
-    choice = worth[:, None, :] * (1 + in_piles[:, None, :] - piles)  # (k, n, 10)
-    knock = (worth[:, None, :] * piles).reshape(-1)  # (k * n * 10)
-    flat_worth = worth.reshape(-1)
-    # The pool's ranks (at most 5) in ascending order, in slots: the eligible ranks are
-    # looked at 5 wide instead of 10, in the same order (the first best is the lowest).
-    present = pool > 0
-    slot_ranks = np.argsort(~present, axis=1, kind="stable")[:, :POOL_SIZE]  # (k, 5)
-    choice_rows = np.take_along_axis(choice, slot_ranks[:, None, :], axis=2)
-    choice_rows = choice_rows.reshape(-1, POOL_SIZE)  # (k * n, 5)
-    pool_left = np.take_along_axis(present, slot_ranks, axis=1)[scenario_row]  # (m, 5)
-    slot_ranks = slot_ranks[scenario_row]
-    gains = np.zeros((m, n))
-    flat_pool, flat_gains = pool_left.reshape(-1), gains.reshape(-1)
-    flat_played, flat_slots = played.reshape(-1), slot_ranks.reshape(-1)
-    everyone = np.arange(m)
-    by_seat, by_slot = everyone * n, everyone * POOL_SIZE
-    row_seats, row_ranks = scenario_row * n, scenario_row * NUM_RANKS
-    knock_cells = (row_seats * NUM_RANKS)[:, None] + seats * NUM_RANKS  # (m, n): rank 0
-    for turn in range(n):
-        seat = acting[:, turn]
-        cards = np.take(flat_played, by_seat + seat)
-        # The best eligible pool rank (the first of equal values), or none: a stack.
-        eligible = pool_left & (cards[:, None] >= slot_ranks)
-        options = np.where(eligible, np.take(choice_rows, row_seats + seat, axis=0), -np.inf)
-        best = by_slot + np.argmax(options, axis=1)
-        takes = np.take(options.reshape(-1), best) >= 0.0
-        rank = np.where(takes, np.take(flat_slots, best), cards)
-        knocked = (seats != seat[:, None]) & takes[:, None]
-        gains -= np.where(knocked, np.take(knock, knock_cells + rank[:, None]), 0.0)
-        flat_gains[by_seat + seat] += np.take(flat_worth, row_ranks + rank)
-        flat_pool[best[takes]] = False
-    everyone_gains = gains[:, 0]
-    for seat in range(1, n):
-        everyone_gains = everyone_gains + gains[:, seat]
-    margins = (gains[:, 0] - (everyone_gains - gains[:, 0]) / (n - 1)).reshape(-1, SAMPLES)
-    total = margins[:, 0]
-    for sample in range(1, SAMPLES):
-        total = total + margins[:, sample]
-    keep = np.where(rounds_after[row] > 0, KEEP_WEIGHT, 0.0)
-    values = np.full((k, NUM_RANKS), -np.inf)
-    values[row, card] = total / SAMPLES - keep * (card + 1)
-    return values

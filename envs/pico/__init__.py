@@ -99,6 +99,8 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
   to date and `observe` gathers a player's from it (the fast observation).
 - `observation.py`: `encode`, the plain reference encoder, field by field from the state
   (tested equal to the fast one).
+- `heuristic.py`: `PicoHeuristic`, the rule-based agent, and its values for many rows
+  at once (which the batched engine and the search's rollouts use).
 - `vector.py`: `PicoVector`, thousands of games in lockstep as numpy arrays.
 
 ## Version history

@@ -17,10 +17,8 @@ Dealing: a deal of ``k`` games is one call ``rng.random((k, deck_size))``: each 
 ``(d + 1) * hand_size`` of it and the rest is the aside card. ``reset_from(sets,
 aside)`` starts games from given dealt sets, ``load(states)`` from any position.
 
-``heuristic_actions`` is the batched form of ``training.agents.pico.PicoHeuristic``
-(``envs`` never imports ``training``, so its logic is written twice); a test checks
-that both make exactly the same choices on many positions with the same tie-break
-draws.
+``heuristic_actions`` plays ``envs.pico.heuristic.PicoHeuristic`` in many rows at once
+(its ``heuristic_actions``, drawing the tie-break noise here).
 """
 
 from __future__ import annotations
@@ -32,11 +30,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from envs.core.batched import BatchedEngine
+from envs.pico.heuristic import heuristic_actions
 from envs.pico.layout import NUM_CARDS, last_reveal
 from envs.pico.rules import DECK_COUNTS, HAND_SIZE, PicoGame, PicoState, card_winners
-
-#: Scale of the heuristic's random tie-break (``training.agents.pico.TIE_BREAK``).
-TIE_BREAK = 1e-3
 
 
 @functools.cache
@@ -52,55 +48,6 @@ def reveal_tables(num_players: int) -> tuple[np.ndarray, np.ndarray]:
         wins[code, list(winning)] = True
         shown[code] = last_reveal(played, winning)
     return wins, shown
-
-
-@functools.cache
-def heuristic_payoffs(num_players: int, points: tuple[int, ...]) -> np.ndarray:
-    """The heuristic's payoff of seat 0's card against every choice of the others, times
-    ``N - 1`` so that it is an integer: ``(N - 1) * (seat 0's points won) - (the others'
-    points won)``; shape ``(11,) * N``, int64."""
-    wins, _ = reveal_tables(num_players)
-    cards = np.array(list(itertools.product(range(NUM_CARDS), repeat=num_players)))
-    won = wins * np.asarray(points)[cards]  # points each seat wins
-    payoff = (num_players - 1) * won[:, 0] - won[:, 1:].sum(axis=1)
-    return payoff.reshape((NUM_CARDS,) * num_players)
-
-
-def heuristic_values(
-    observations: np.ndarray, masks: np.ndarray, num_players: int, points: tuple[int, ...]
-) -> np.ndarray:
-    """``PicoHeuristic.card_values`` of every row: each legal card's expected points won
-    minus the opponents' mean points won, against opponents choosing uniformly among the
-    values in their hands (-inf for illegal cards); ``(B, 11)`` float64.
-
-    Computed exactly in integers and divided once, which gives the same floats as the
-    per-game heuristic (its sums are of multiples of 1/2, exact in floats)."""
-    n = num_players
-    hands = np.asarray(observations)[:, : n * NUM_CARDS].reshape(-1, n, NUM_CARDS) > 0
-    present = hands[:, 1:].astype(np.int64)  # the opponents' distinct values, in seat order
-    payoff = heuristic_payoffs(n, points)
-    if n == 2:
-        total = present[:, 0] @ payoff.T
-    else:
-        total = np.einsum("cij,bi,bj->bc", payoff, present[:, 0], present[:, 1], optimize=True)
-    combos = present.sum(axis=2).prod(axis=1)
-    values = (total / (n - 1)) / combos[:, None]
-    return np.where(np.asarray(masks, dtype=bool), values, -np.inf)
-
-
-def heuristic_actions(
-    observations: np.ndarray,
-    masks: np.ndarray,
-    num_players: int,
-    points: tuple[int, ...],
-    noise: np.ndarray,
-) -> np.ndarray:
-    """The batched ``PicoHeuristic.act``: per row, the legal card with the best
-    ``heuristic_values`` plus ``TIE_BREAK * noise`` (``noise``: ``(B, 11)`` uniform draws;
-    the per-game heuristic draws one per legal card, in card order, and adds it the same
-    way), the first one on an exact tie. ``(B,)`` int64."""
-    values = heuristic_values(observations, masks, num_players, points)
-    return np.argmax(values + TIE_BREAK * noise, axis=1)
 
 
 class PicoVector(BatchedEngine):

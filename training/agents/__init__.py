@@ -19,23 +19,23 @@ EVERY_GAME = {
 }
 #: Each game's own agents: game name -> agent name -> ``"module:factory"``.
 GAME_AGENTS = {
-    "pickup": {"heuristic": "training.agents.pickup:PickupHeuristic"},
+    "pickup": {"heuristic": "envs.pickup.heuristic:PickupHeuristic"},
     "pico": {
-        "heuristic": "training.agents.pico:PicoHeuristic",
+        "heuristic": "envs.pico.heuristic:PicoHeuristic",
         "nash": "training.agents.nash:PicoNash",
     },
     "forslag": {
-        "heuristic": "training.agents.forslag:ForslagHeuristic",
-        "expert": "training.agents.forslag:ForslagExpert",
+        "heuristic": "envs.forslag.heuristic:ForslagHeuristic",
+        "expert": "envs.forslag.heuristic:ForslagExpert",
     },
     "pick_and_pack": {
-        "heuristic": "training.agents.pick_and_pack:PickAndPackHeuristic",
-        "expert": "training.agents.pick_and_pack:PickAndPackExpert",
-        "tactician": "training.agents.pick_and_pack:PickAndPackTactician",
+        "heuristic": "envs.pick_and_pack.heuristic:PickAndPackHeuristic",
+        "expert": "envs.pick_and_pack.heuristic:PickAndPackExpert",
+        "tactician": "envs.pick_and_pack.heuristic:PickAndPackTactician",
     },
     "easter_collection": {
-        "heuristic": "training.agents.easter_collection:EasterCollectionHeuristic",
-        "expert": "training.agents.easter_collection:EasterCollectionExpert",
+        "heuristic": "envs.easter_collection.heuristic:EasterCollectionHeuristic",
+        "expert": "envs.easter_collection.heuristic:EasterCollectionExpert",
     },
 }
 

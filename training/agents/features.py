@@ -18,6 +18,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from envs.core.observation import ObservationLayout
 from envs.core.spec import get_spec
+from envs.easter_collection.heuristic import DISCARD_COST
 from envs.easter_collection.rules import NUM_CARDS, NUM_POSITIONS, POINTS, SUIT_OF
 from envs.forslag.rules import (
     COLOURS,
@@ -28,8 +29,7 @@ from envs.forslag.rules import (
     ROUND_CARD_POINTS,
     SHAPES,
 )
-from training.agents.easter_collection import DISCARD_COST
-from training.agents.pick_and_pack import CRATE_FIELDS, tile_values
+from envs.pick_and_pack.heuristic import CRATE_FIELDS, tile_values
 
 NO_VALUE = 99.0  # a move with nothing to gain (no tray, no tile): never legal
 
@@ -177,7 +177,7 @@ class PickAndPackFeatures(LayoutFeatures):
 
     @staticmethod
     def tile_values(v: dict):
-        """``training.agents.pick_and_pack.tile_values`` (the heuristic's own reckoning) of
+        """``envs.pick_and_pack.heuristic.tile_values`` (the heuristic's own reckoning) of
         the batch, as tensors: each tile type's value, my crates' apples and its estimate
         of the opponent's."""
         import torch
