@@ -1,0 +1,110 @@
+"""Can the learner's network hold two-player Pico's equilibrium? Two diagnostics.
+
+    python scripts/pico_distill.py --hidden 128,128 --games-per-deal 100 --epochs 100
+    python scripts/pico_distill.py --noise 0 0.02 0.05 0.1 0.2
+
+Distillation (the default): from each of the 20 deals of the learner's periodic
+evaluation (``training.selfplay``: ``sample_deals(20, EVALUATION_SEED)``), ``--games-per-deal``
+games of uniform random play give the states; the ``nash`` agent labels each with its
+equilibrium strategy; the learner's policy network (``--hidden``, ``--scale``) is fitted
+to them by cross-entropy (Adam, 1e-3, minibatches of 1,024), and its exact NashConv on
+those 20 deals is printed every ``--epochs``/5 epochs. A network that cannot get close
+from exact labels on the very deals it is judged on shows that representing the
+equilibrium, not finding it, is what is hard.
+
+``--noise E...``: the exact NashConv of the equilibrium mixed with the uniform policy
+over the legal actions, ``(1 - E) nash + E uniform``, on the same deals: how precise a
+policy must be for a given NashConv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from envs.core.batched import random_actions
+from envs.core.spec import get_spec
+from envs.core.vector import engine_class
+from training.agents.nash import PicoNash
+from training.exploitability import EVALUATION_SEED, nash_conv
+from training.selfplay import SCALES, Learner, agent_of, hidden_sizes, masked_log_probs
+from training.solvers.pico import Position, observations, sample_deals, state_from_observation
+
+
+def states_of_random_play(game, deals, games_per_deal: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct states (observations, masks) of random games from ``deals``."""
+    starts = []
+    for deal in deals:
+        position = Position.deal(*deal)
+        seen = observations(
+            game,
+            0,
+            np.array([position.hands]),
+            np.array([position.won]),
+            np.array([[-1, -1]]),
+            np.array([position.scores]),
+        )[0]
+        starts += [state_from_observation(game, seen)] * games_per_deal
+    engine = engine_class(get_spec("hiddenhand/pico-v0"))(len(starts), seed=0)
+    engine.load(starts)
+    rng = np.random.default_rng(0)
+    seen, masks = [], []
+    finished = np.zeros(len(starts), dtype=bool)  # a finished row is dealt anew: not ours
+    while not finished.all():
+        seen.append(engine.observations()[~finished].reshape(-1, game.observation_layout.size))
+        masks.append(engine.masks()[~finished].reshape(-1, game.num_actions))
+        _, terminated, _ = engine.step(random_actions(engine.masks(), rng))
+        finished |= terminated
+    seen, masks = np.concatenate(seen), np.concatenate(masks)
+    _, first = np.unique(seen, axis=0, return_index=True)
+    return seen[first], masks[first]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hidden", default="128,128")
+    parser.add_argument("--scale", default="bounds", choices=SCALES)
+    parser.add_argument("--games-per-deal", type=int, default=100)
+    parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--noise", type=float, nargs="*", help="measure nash + noise instead")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    game = get_spec("hiddenhand/pico-v0").make_game()
+    nash = PicoNash(game)
+    deals = sample_deals(20, EVALUATION_SEED)
+    if args.noise:
+        for noise in args.noise:
+
+            def mixed(seen, masks, noise=noise):
+                uniform = masks / masks.sum(axis=1, keepdims=True)
+                return (1 - noise) * nash.action_probabilities_batch(seen, masks) + noise * uniform
+
+            print(f"noise {noise}: NashConv {nash_conv(game, mixed, deals).mean():.3f}", flush=True)
+        return
+    started = time.perf_counter()
+    seen, masks = states_of_random_play(game, deals, args.games_per_deal)
+    labels = torch.as_tensor(nash.action_probabilities_batch(seen, masks), dtype=torch.float32)
+    print(f"{len(seen)} distinct states labelled in {time.perf_counter() - started:.0f} s")
+    learner = Learner(game, hidden_sizes(args.hidden), scale=args.scale)
+    optimizer = torch.optim.Adam(learner.policy.parameters(), lr=1e-3)
+    inputs, legal = torch.as_tensor(seen), torch.as_tensor(masks)
+    for epoch in range(args.epochs):
+        for rows in torch.randperm(len(inputs)).split(1024):
+            log_probs = masked_log_probs(learner.logits(inputs[rows]), legal[rows])
+            loss = -(labels[rows] * log_probs.masked_fill(~legal[rows], 0.0)).sum(1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if epoch % max(1, args.epochs // 5) == 0 or epoch == args.epochs - 1:
+            value = nash_conv(game, agent_of(learner), deals).mean()
+            print(
+                f"epoch {epoch}: cross-entropy {loss.item():.3f}, NashConv {value:.3f}", flush=True
+            )
+
+
+if __name__ == "__main__":
+    main()
