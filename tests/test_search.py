@@ -167,12 +167,12 @@ def test_a_single_legal_action_is_played_without_search():
         assert agent.action_probabilities(None, mask)[action] == 1.0
 
 
-def test_heuristic_rollouts_and_margins():
+def test_heuristic_rollouts_and_leads():
     spec = envs.get_spec("hiddenhand/pickup-v0")
     game = spec.make_game(num_players=2)
     for agent in (
-        PIMC(game, samples=4, rollout="heuristic", outcome="margin"),
-        ISMCTS(game, iterations=4, rollout="heuristic", outcome="margin", exploration=3.0),
+        PIMC(game, samples=4, rollout="heuristic", outcome="lead"),
+        ISMCTS(game, iterations=4, rollout="heuristic", outcome="lead", exploration=3.0),
     ):
         seat_rotated(game, [("search", agent), ("random", RandomAgent(game))], 1)
     with pytest.raises(ValueError, match="rollout"):
@@ -181,11 +181,16 @@ def test_heuristic_rollouts_and_margins():
         ISMCTS(game, outcome="points")
 
 
-def test_outcomes_share_wins_and_measure_margins():
+def test_outcomes_share_wins_and_measure_leads():
     scores = np.array([3.0, 7.0, 7.0, 1.0])
     np.testing.assert_allclose(outcomes(scores, "win"), [0, 0.5, 0.5, 0])
-    np.testing.assert_allclose(outcomes(scores, "margin"), [-4, 0, 0, -6])
-    np.testing.assert_allclose(outcomes(np.array([5.0, 2.0]), "margin"), [3, -3])
+    np.testing.assert_allclose(outcomes(scores, "lead"), [-4, 0, 0, -6])
+    np.testing.assert_allclose(outcomes(np.array([5.0, 2.0]), "lead"), [3, -3])
+    # Any number of games at once, seats on the last axis.
+    both = np.array([scores, [1.0, 2.0, 3.0, 4.0]])
+    for kind in ("win", "lead"):
+        np.testing.assert_array_equal(outcomes(both, kind)[0], outcomes(scores, kind))
+    np.testing.assert_allclose(outcomes(both, "lead")[1], [-3, -2, -1, 1])
 
 
 def test_registered_in_every_game():
@@ -195,7 +200,7 @@ def test_registered_in_every_game():
         assert isinstance(make_agent(spec, game, "ismcts"), ISMCTS)
         teacher = make_agent(spec, game, "pimc_heuristic")
         assert isinstance(teacher, HeuristicPIMC)
-        assert teacher.rollout.agent is not None and teacher.outcome == "margin"
+        assert teacher.rollout.agent is not None and teacher.outcome == "lead"
         # The budget follows the rollouts' cost: cheap on a batched heuristic.
         batched = spec.name in ("pico", "pickup")
         assert (teacher.batched is not None) == batched
@@ -248,14 +253,14 @@ def test_batched_rollouts_value_actions_as_the_plain_ones(name):
 @pytest.mark.parametrize("name", ["pico", "pickup"])
 def test_batched_heuristic_rollouts_value_actions_as_the_plain_ones(name):
     """Heuristic rollouts on the batched engine (``heuristic_actions``) estimate the same
-    score margins as the heuristic agent's rollouts one state at a time (600 each way),
+    score leads as the heuristic agent's rollouts one state at a time (600 each way),
     and not those of random rollouts, which differ by points somewhere."""
     spec = envs.get_spec(f"hiddenhand/{name}-v0")
     game = spec.make_game()
     plain, batched, random = (
-        PIMC(game, samples=600, rollout="heuristic", outcome="margin", batched=False),
-        PIMC(game, samples=600, rollout="heuristic", outcome="margin"),
-        PIMC(game, samples=600, outcome="margin"),
+        PIMC(game, samples=600, rollout="heuristic", outcome="lead", batched=False),
+        PIMC(game, samples=600, rollout="heuristic", outcome="lead"),
+        PIMC(game, samples=600, outcome="lead"),
     )
     assert batched.batched is not None and batched.batched.heuristic
     unlike_random = 0.0

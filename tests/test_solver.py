@@ -15,7 +15,6 @@ from training.exploitability import probabilities_of
 from training.solvers.pico import (
     PicoSolver,
     Position,
-    _lp,
     all_deals,
     best_responses,
     game_value,
@@ -23,6 +22,7 @@ from training.solvers.pico import (
     observations,
     sample_deals,
 )
+from training.solvers.zero_sum import zero_sum_lp
 
 
 def card(value: int) -> int:
@@ -68,7 +68,7 @@ def test_matching_pennies_and_rock_paper_scissors():
     assert value == pytest.approx(0.0, abs=1e-12)
     assert row == pytest.approx([0.5, 0.5]) and column == pytest.approx([0.5, 0.5])
     rps = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
-    for solve in (matrix_game, _lp):
+    for solve in (matrix_game, zero_sum_lp):
         value, row, column = solve(rps)
         assert value == pytest.approx(0.0, abs=1e-9)
         assert row == pytest.approx([1 / 3] * 3, abs=1e-9)
@@ -81,7 +81,7 @@ def test_matrix_games_agree_with_the_lp_and_their_strategies_are_optimal():
     for t in range(300):
         m, n = rng.integers(1, 6, size=2)
         matrix = rng.integers(-2, 3, (m, n)).astype(float) if t % 2 else rng.normal(size=(m, n))
-        expected = _lp(matrix)[0]
+        expected = zero_sum_lp(matrix)[0]
         value, row, column = matrix_game(matrix)
         assert value == pytest.approx(expected, abs=1e-8)
         assert game_value(matrix.tolist()) == pytest.approx(expected, abs=1e-8)

@@ -746,7 +746,9 @@ def test_game_features_train_save_and_load(tmp_path):
         match="has no game features; games with them: easter_collection, forslag, pick_and_pack",
     ):
         training_train.train(training_train.parse_args(["--features", "game", *common]))
-    with pytest.raises(ValueError, match="--features 'deep' is not allowed; allowed: raw, game"):
+    with pytest.raises(
+        ValueError, match="--features='deep' is not allowed; allowed values: 'raw', 'game'"
+    ):
         training_train.train(training_train.parse_args(["--features", "deep", *common]))
     run = training_train.train(
         training_train.parse_args(
@@ -897,9 +899,9 @@ def test_distillation_fits_the_teachers_value_softmax(tmp_path):
     assert fit["agreement"] > fit["agreement_before"] + 0.1
 
 
-def test_a_search_teacher_is_distilled_from_its_margins(tmp_path):
+def test_a_search_teacher_is_distilled_from_its_leads(tmp_path):
     """``pimc_heuristic`` values the legal actions of the learner's position by their mean
-    score margin: the targets are the softmax of those values, the label is a best one."""
+    score lead: the targets are the softmax of those values, the label is a best one."""
     import numpy as np
 
     args = training_train.Args(
@@ -917,7 +919,7 @@ def test_a_search_teacher_is_distilled_from_its_margins(tmp_path):
     best = targets[np.arange(len(targets)), data["actions"]]
     assert np.array_equal(best, targets.max(axis=1))
     choices = masks.sum(axis=1) > 1
-    assert choices.any() and (targets[choices].max(axis=1) < 1).any()  # margins differ a little
+    assert choices.any() and (targets[choices].max(axis=1) < 1).any()  # leads differ a little
 
 
 def test_distillation_needs_a_teacher_with_action_values(tmp_path):

@@ -390,3 +390,22 @@ def test_every_tool_help_names_its_python_m_command(module, capsys):
     with pytest.raises(SystemExit):
         entry(["--help"])
     assert capsys.readouterr().out.startswith(f"usage: python -m training.{module} ")
+
+
+def test_every_refused_option_names_what_is_allowed():
+    """One check (``require_choice``) for every choice: a number matches only its kind."""
+    from envs.core.game import require_choice
+
+    require_choice("num_players", np.int64(3), (2, 3))
+    require_choice("flag", True, (True, False))
+    require_choice("seat", None, (None, 0, 1))
+    for name, value, allowed in [
+        ("num_players", 3.0, (2, 3)),
+        ("num_players", True, (1, 2)),
+        ("flag", 1, (True, False)),
+        ("seat", True, (None, 0, 1)),
+        ("mode", "x", ("a", "b")),
+    ]:
+        listed = ", ".join(map(repr, allowed))
+        with pytest.raises(ValueError, match=f"is not allowed; allowed values: {listed}"):
+            require_choice(name, value, allowed)

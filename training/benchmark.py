@@ -39,6 +39,7 @@ import numpy as np
 
 from envs.core.spec import get_spec
 from training.cli import tool_parser
+from training.solvers.zero_sum import zero_sum_lp
 
 #: (env_id, options) -> a trained model's path
 Algorithm = Callable[[str, dict[str, Any], int, int, Path], Path]
@@ -151,26 +152,10 @@ def psro(env_id: str, options: dict, steps: int, seed: int, folder: Path, rounds
                 if i != j:
                     result = head_to_head(game, agents[i], agents[j], 50, seed=seed + 7)
                     wins[i, j] = result["win_rate"]
-        weights = zero_sum_equilibrium(wins - wins.T)
+        weights = zero_sum_lp(wins - wins.T)[1]
     shutil.copy(model, folder / "model.zip")
     shutil.copy(model.with_suffix(".json"), folder / "model.json")
     return folder / "model.zip"
-
-
-def zero_sum_equilibrium(payoff: np.ndarray) -> np.ndarray:
-    """The row player's maximin mixed strategy of a zero-sum matrix game (an LP)."""
-    from scipy.optimize import linprog
-
-    rows, columns = payoff.shape
-    # Variables: the strategy x (rows) and the value v; maximise v s.t. x @ payoff >= v.
-    cost = np.zeros(rows + 1)
-    cost[-1] = -1
-    upper = np.hstack([-payoff.T, np.ones((columns, 1))])
-    equal = np.hstack([np.ones((1, rows)), np.zeros((1, 1))])
-    bounds = [(0, None)] * rows + [(None, None)]
-    solution = linprog(cost, upper, np.zeros(columns), equal, [1.0], bounds, method="highs")
-    strategy = np.clip(solution.x[:rows], 0, None)
-    return strategy / strategy.sum()
 
 
 # --- runs -------------------------------------------------------------------------------------

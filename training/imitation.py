@@ -11,7 +11,7 @@
   all the data so far;
 - **distillation** (``--imitate-temperature T``): for a teacher that values its actions
   (``action_values``: an expert's from the observation, ``pimc_heuristic``'s score
-  margins from its search of the position), the policy fits ``softmax(values / T)`` over
+  leads from its search of the position), the policy fits ``softmax(values / T)`` over
   the legal actions instead of the single best choice, so it learns which slips are cheap
   and which cost.
 

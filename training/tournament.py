@@ -13,6 +13,7 @@ import numpy as np
 
 from envs.core.agents import Agent, decide, uses_observation
 from envs.core.game import Game
+from envs.core.rewards import win_shares
 
 
 def play_game(game: Game, seats: Sequence[Agent], rng: np.random.Generator) -> np.ndarray:
@@ -65,7 +66,7 @@ def seat_rotated(
     for g in range(num_games):
         seated = [lineup[(p + g) % n] for p in range(n)]
         scores = play_game(game, [agent for _, agent in seated], rng)
-        leaders = scores == scores.max()
+        shares = win_shares(scores)
         for p, (name, _) in enumerate(seated):
-            records[name].add(float(scores[p]), float(leaders[p]) / leaders.sum())
+            records[name].add(float(scores[p]), float(shares[p]))
     return records

@@ -31,6 +31,7 @@ import gymnasium
 import numpy as np
 
 import envs
+from envs.core.game import require_choice
 from envs.core.spec import get_spec
 from training import cli
 from training.agents import features_class, games_with_features
@@ -377,8 +378,7 @@ def check(args: Args) -> None:
             spec.make_agent(name, game)
     for name in eval_opponent_names(args):
         spec.make_agent(name, game)  # an unknown name: its own error, naming the agents
-    if args.vec not in ("gym", "batched"):
-        raise ValueError(f"--vec {args.vec!r} is not allowed; allowed: gym, batched")
+    require_choice("--vec", args.vec, ("gym", "batched"))
     if args.vec == "batched":
         from envs.core.vector import engine_class
 
@@ -403,8 +403,7 @@ def check(args: Args) -> None:
             f"{args.teacher!r} has none (agents with them: "
             f"{', '.join(valued_agents(spec)) or 'none'})"
         )
-    if args.features not in ("raw", "game"):
-        raise ValueError(f"--features {args.features!r} is not allowed; allowed: raw, game")
+    require_choice("--features", args.features, ("raw", "game"))
     if args.features == "game":
         features_class(spec.name)
     net_arch = hidden_layers(args.net_arch)

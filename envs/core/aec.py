@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
-from envs.core.game import IllegalActionError, as_action
+from envs.core.game import IllegalActionError, as_action, require_choice
 from envs.core.render import RENDER_FPS, RENDER_MODES, check_render_mode, render
 from envs.core.spec import GameSpec
 from envs.core.table import Table
@@ -25,11 +25,7 @@ ILLEGAL_MOVE_REWARD = -1.0
 
 
 def check_illegal_action(illegal_action: str) -> None:
-    if illegal_action not in ILLEGAL_ACTION_POLICIES:
-        raise ValueError(
-            f"illegal_action={illegal_action!r} is not allowed; allowed values: "
-            + ", ".join(map(repr, ILLEGAL_ACTION_POLICIES))
-        )
+    require_choice("illegal_action", illegal_action, ILLEGAL_ACTION_POLICIES)
 
 
 def illegal_move_warning(agent: str) -> None:

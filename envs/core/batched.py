@@ -64,21 +64,7 @@ from typing import Any
 import numpy as np
 
 from envs.core.game import Game, IllegalActionError, State
-from envs.core.rewards import REWARD_MODES
-
-
-def batched_margins(scores: np.ndarray) -> np.ndarray:
-    """``score_margins`` of every row of ``(k, N)`` scores."""
-    n = scores.shape[1]
-    return scores - (scores.sum(axis=1, keepdims=True) - scores) / (n - 1)
-
-
-def batched_win_rewards(scores: np.ndarray) -> np.ndarray:
-    """``win_rewards`` of every row of ``(k, N)`` final scores."""
-    n = scores.shape[1]
-    winners = scores == scores.max(axis=1, keepdims=True)
-    shares = winners / winners.sum(axis=1, keepdims=True)
-    return (shares - shares.mean(axis=1, keepdims=True)) * n / (n - 1)
+from envs.core.rewards import check_reward_mode, score_margins, win_rewards
 
 
 def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -131,11 +117,7 @@ class BatchedEngine(abc.ABC):
             or num_envs < 1
         ):
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(
-                f"reward_mode={reward_mode!r} is not allowed; allowed values: "
-                + ", ".join(map(repr, REWARD_MODES))
-            )
+        check_reward_mode(reward_mode)
         self.game = game = self.game_class.from_options(**options)
         self.num_envs = int(num_envs)
         self.num_players = game.num_players
@@ -213,7 +195,7 @@ class BatchedEngine(abc.ABC):
         self._started(games[order])
 
     def _started(self, games: np.ndarray) -> None:
-        self._margins[games] = batched_margins(self.scores()[games])
+        self._margins[games] = score_margins(self.scores()[games])
 
     def observations(self) -> np.ndarray:
         """Every seat's observation of every game: ``(B, N, obs_size)`` float32."""
@@ -271,13 +253,13 @@ class BatchedEngine(abc.ABC):
         scores = self.scores() if every else self.scores()[games]
         done = games[terminated]
         if self.reward_mode == "score":
-            margins = batched_margins(scores)
+            margins = score_margins(scores)
             rewards = margins - self._margins[games]
             self._margins[games] = margins
         else:
             rewards = np.zeros(shape)
             if len(done):
-                rewards[terminated] = batched_win_rewards(scores[terminated])
+                rewards[terminated] = win_rewards(scores[terminated])
         info = {
             "done": done,
             "terminal_observations": self._every_seat(done)

@@ -239,15 +239,22 @@ def _parse_value(key: str, type_text: str, raw: str) -> Any:
         raise ValueError(f"option {key}={raw!r}: expected a value of type {type_text}") from None
 
 
+def not_allowed(name: str, value: Any, allowed: str) -> ValueError:
+    """The error for an option's value outside what ``allowed`` describes."""
+    return ValueError(f"{name}={value!r} is not allowed; allowed values: {allowed}")
+
+
 def require_choice(name: str, value: Any, allowed: Sequence[Any]) -> None:
-    """Raise a ValueError if ``value`` is not one of ``allowed`` (integers only match integers:
-    ``3.0`` is not the player count 3)."""
-    integer_choice = all(isinstance(a, int) for a in allowed)
-    wrong_type = integer_choice and not isinstance(value, (int, np.integer))
-    if isinstance(value, bool) or wrong_type or value not in allowed:
-        raise ValueError(
-            f"{name}={value!r} is not allowed; allowed values: {', '.join(map(repr, allowed))}"
-        )
+    """Raise ``not_allowed`` if ``value`` is not one of ``allowed``. Integers only match
+    integers (``3.0`` is not the player count 3) and booleans only booleans (``True`` is
+    not 1)."""
+    flags = all(isinstance(a, bool) for a in allowed)
+    integers = not flags and all(isinstance(a, int) for a in allowed)
+    wrong_type = isinstance(value, bool) != flags or (
+        integers and not isinstance(value, (int, np.integer))
+    )
+    if wrong_type or value not in allowed:
+        raise not_allowed(name, value, ", ".join(map(repr, allowed)))
 
 
 class Game(abc.ABC):

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from envs.core.game import require_choice
+
 RENDER_MODES = ("ansi", "human", "rgb_array")
 RENDER_FPS = 2
 
 
 def check_render_mode(render_mode: str | None) -> None:
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(
-            f"render_mode={render_mode!r} is not allowed; allowed values: None, "
-            + ", ".join(map(repr, RENDER_MODES))
-        )
+    require_choice("render_mode", render_mode, (None, *RENDER_MODES))
     if render_mode == "rgb_array":
         try:
             import PIL  # noqa: F401

@@ -14,32 +14,40 @@ from collections.abc import Callable
 
 import numpy as np
 
+from envs.core.game import require_choice
+
 REWARD_MODES = ("win", "score")
 
 
-def score_margins(scores: np.ndarray) -> np.ndarray:
-    """Own score minus the mean of the others', for every player."""
-    n = len(scores)
-    return scores - (scores.sum() - scores) / (n - 1)
+def check_reward_mode(mode: str) -> None:
+    require_choice("reward_mode", mode, REWARD_MODES)
 
 
-def win_rewards(scores: np.ndarray) -> np.ndarray:
-    """Final zero-sum rewards: tied winners share the win."""
-    n = len(scores)
-    winners = scores == scores.max()
-    shares = winners / winners.sum()
-    return (shares - shares.mean()) * n / (n - 1)
+def score_margins(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Own score minus the mean of the others', for every player (along ``axis``)."""
+    n = scores.shape[axis]
+    return scores - (scores.sum(axis=axis, keepdims=True) - scores) / (n - 1)
+
+
+def win_shares(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Each player's share of the win (along ``axis``): 1/k for each of k tied leaders,
+    0 for the others."""
+    leaders = scores == scores.max(axis=axis, keepdims=True)
+    return leaders / leaders.sum(axis=axis, keepdims=True)
+
+
+def win_rewards(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Final zero-sum rewards (along ``axis``): tied winners share the win."""
+    n = scores.shape[axis]
+    shares = win_shares(scores, axis)
+    return (shares - shares.mean(axis=axis, keepdims=True)) * n / (n - 1)
 
 
 class RewardTracker:
     """Turns score changes into per-player rewards for one reward mode."""
 
     def __init__(self, mode: str) -> None:
-        if mode not in REWARD_MODES:
-            raise ValueError(
-                f"reward_mode={mode!r} is not allowed; allowed values: "
-                + ", ".join(map(repr, REWARD_MODES))
-            )
+        check_reward_mode(mode)
         self.mode = mode
         self._margins: np.ndarray | None = None
         self._no_rewards: list[float] = []

@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from envs.core.aec import check_seed
 from envs.core.agents import Agent, decide, uses_observation
-from envs.core.game import Game, IllegalActionError
+from envs.core.game import Game, IllegalActionError, require_choice
 from envs.core.render import RENDER_FPS, RENDER_MODES, check_render_mode, render
 from envs.core.spec import GameSpec, get_spec
 from envs.core.table import Table
@@ -87,8 +87,7 @@ class SingleAgentEnv(gym.Env):
         self.game = self.game_spec.make_game(**options)
         self.table = Table(self.game, reward_mode)
         n = self.game.num_players
-        if seat is not None and (isinstance(seat, bool) or seat not in range(n)):
-            raise ValueError(f"seat={seat!r} is not allowed; allowed: None or 0-{n - 1}")
+        require_choice("seat", seat, (None, *range(n)))
         self.fixed_seat = seat
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from envs.core.batched import random_actions
-from envs.core.game import Game
+from envs.core.game import Game, require_choice
 from envs.core.single_agent import OpponentSpec, resolve_agent
 from envs.core.spec import GameSpec, all_ids, get_spec
 
@@ -443,8 +443,7 @@ def make_vec(
     vec_class = vec_env_class()
     engine = engine_type(num_envs, reward_mode=reward_mode, seed=seed, **options)
     n = engine.num_players
-    if seat is not None and (isinstance(seat, bool) or seat not in range(n)):
-        raise ValueError(f"seat={seat!r} is not allowed; allowed: None or 0-{n - 1}")
+    require_choice("seat", seat, (None, *range(n)))
     game = engine.game
 
     def make(one: Any) -> Any:

@@ -117,10 +117,6 @@ class EasterCollectionConfig(Config):
 
     def validate(self) -> None:
         require_choice("num_players", self.num_players, (2, 3, 4, 5))
-        if not isinstance(self.num_players, (int, np.integer)):
-            raise ValueError(
-                f"num_players={self.num_players!r} is not allowed; allowed values: 2, 3, 4, 5"
-            )
         require_choice("variant", self.variant, VARIANTS)
         require_choice("table_face_value", self.table_face_value, TABLE_FACE_VALUES)
 

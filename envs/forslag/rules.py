@@ -116,14 +116,6 @@ class ForslagConfig(Config):
     board_play: str = "in_turn"
 
     def validate(self) -> None:
-        # require_choice alone would accept 3.0 (== 3); a player count must be an int.
-        if isinstance(self.num_players, bool) or not isinstance(
-            self.num_players, (int, np.integer)
-        ):
-            raise ValueError(
-                f"num_players={self.num_players!r} is not allowed; allowed values: "
-                + ", ".join(map(str, PLAYER_COUNTS))
-            )
         require_choice("num_players", self.num_players, PLAYER_COUNTS)
         require_choice("board_play", self.board_play, BOARD_PLAY_MODES)
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.core.game import Config, Game, State, require_choice
+from envs.core.game import Config, Game, State, not_allowed, require_choice
 from envs.pick_and_pack.layout import (
     CRATE_CLOSURE,
     CRATE_COUNT,
@@ -147,11 +147,7 @@ class PickAndPackConfig(Config):
         require_choice("placement", self.placement, PLACEMENTS)
         require_choice("opponent_crates", self.opponent_crates, OPPONENT_CRATES)
         require_choice("targetless_actions", self.targetless_actions, TARGETLESS)
-        if not isinstance(self.chain_rush_orders, bool):
-            raise ValueError(
-                f"chain_rush_orders={self.chain_rush_orders!r} is not allowed; "
-                "allowed values: True, False"
-            )
+        require_choice("chain_rush_orders", self.chain_rush_orders, (True, False))
         counts = self.tray_counts
         ok = (
             isinstance(counts, Sequence)
@@ -163,10 +159,11 @@ class PickAndPackConfig(Config):
             )
         )
         if not ok or sum(counts) != NUM_CELLS or counts[5] != 1:
-            raise ValueError(
-                f"tray_counts={counts!r} is not allowed; allowed: six non-negative integers "
-                f"(trays with 1..6 apples) summing to {NUM_CELLS}, with exactly one 6 "
-                f"(the grabber starts on it), e.g. {DEFAULT_TRAY_COUNTS}"
+            raise not_allowed(
+                "tray_counts",
+                counts,
+                f"six non-negative integers (trays with 1..6 apples) summing to {NUM_CELLS}, "
+                f"with exactly one 6 (the grabber starts on it), e.g. {DEFAULT_TRAY_COUNTS}",
             )
 
 

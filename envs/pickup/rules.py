@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.core.game import Config, Game, State, require_choice
+from envs.core.game import Config, Game, State, not_allowed, require_choice
 from envs.pickup.layout import (
     NUM_RANKS,
     POOL_SIZE,
@@ -57,24 +57,17 @@ class PickupConfig(Config):
     target_score: int | str | None = None
 
     def validate(self) -> None:
-        if not isinstance(self.num_players, (int, np.integer)):
-            raise ValueError(
-                f"num_players={self.num_players!r} is not allowed; allowed values: "
-                + ", ".join(map(str, PLAYER_COUNTS))
-            )
         require_choice("num_players", self.num_players, PLAYER_COUNTS)
         target = self.target_score
         if target is None or (isinstance(target, str) and target == "book"):
             return
-        if isinstance(target, (bool, np.bool_)) or not isinstance(target, (int, np.integer)):
-            raise ValueError(
-                f"target_score={target!r} is not allowed; allowed values: None (a single hand), "
-                "'book' (150 for 2 players, 100 for 3-4, 75 for 5-6) or an integer >= 1"
-            )
-        if target < 1:
-            raise ValueError(
-                f"target_score={target!r} is not allowed; allowed values: None, 'book' "
-                "or an integer >= 1"
+        integer = isinstance(target, (int, np.integer)) and not isinstance(target, (bool, np.bool_))
+        if not integer or target < 1:
+            raise not_allowed(
+                "target_score",
+                target,
+                "None (a single hand), 'book' (150 for 2 players, 100 for 3-4, 75 for 5-6) "
+                "or an integer >= 1",
             )
 
     @property

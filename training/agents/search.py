@@ -11,10 +11,10 @@ game and player count. Two states the seat cannot tell apart get the same decisi
 from the same ``rng`` when the game's ``resample`` draws the same world from both (it
 always draws from the same distribution).
 
-Outcome of a finished game, for every seat: its win share (1/k for each of k tied
-leaders, 0 for the others, as ``training.tournament`` counts wins; ``outcome="win"``,
-the default) or its score margin (its score minus the best other score;
-``outcome="margin"``; scale ISMCTS's ``exploration`` to the scores). Rollouts play every seat with the rollout policy to the end:
+Outcome of a finished game, for every seat: its win share (``envs.core.rewards.win_shares``:
+1/k for each of k tied leaders, 0 for the others, as ``training.tournament`` counts wins;
+``outcome="win"``, the default) or its score lead (``score_leads``: its score minus the
+best other score; ``outcome="lead"``; scale ISMCTS's ``exploration`` to the scores). Rollouts play every seat with the rollout policy to the end:
 ``"random"`` (uniform over the legal actions, the default) or ``"heuristic"`` (the
 game's own ``heuristic`` agent, acting from the seat's observation and mask; several
 times slower per rollout).
@@ -75,7 +75,8 @@ from typing import Any
 import numpy as np
 
 from envs.core.agents import Position
-from envs.core.game import Game, State
+from envs.core.game import Game, State, require_choice
+from envs.core.rewards import win_shares
 from envs.core.spec import spec_of
 from envs.core.vector import engine_class
 
@@ -88,26 +89,29 @@ HEURISTIC_SAMPLES = 60
 #: UCT exploration constant for outcomes in [0, 1] (win shares).
 DEFAULT_EXPLORATION = 1.0
 
-OUTCOMES = ("win", "margin")
+OUTCOMES = ("win", "lead")
 ROLLOUTS = ("random", "heuristic")
 
 
+def score_leads(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Every seat's score minus the best other score (along ``axis``): its lead, negative
+    when behind."""
+    ordered = np.sort(scores, axis=axis)
+    best, second = np.take(ordered, [-1], axis=axis), np.take(ordered, [-2], axis=axis)
+    return (scores - np.where(scores == best, second, best)).astype(np.float64)
+
+
 def outcomes(scores: np.ndarray, kind: str) -> np.ndarray:
-    """Every seat's outcome of a finished game with ``scores``: win share or score margin."""
-    if kind == "win":
-        leaders = scores == scores.max()
-        return leaders / leaders.sum()
-    ordered = np.sort(scores)
-    best_other = np.where(scores == ordered[-1], ordered[-2], ordered[-1])
-    return (scores - best_other).astype(np.float64)
+    """Every seat's outcome of finished games with ``scores`` (seats on the last axis):
+    win share or score lead."""
+    return win_shares(scores) if kind == "win" else score_leads(scores)
 
 
 class RolloutPolicy:
     """Plays every seat to the end: uniformly at random or with the game's heuristic."""
 
     def __init__(self, game: Game, kind: str = "random") -> None:
-        if kind not in ROLLOUTS:
-            raise ValueError(f"rollout={kind!r} is not allowed; allowed values: {ROLLOUTS}")
+        require_choice("rollout", kind, ROLLOUTS)
         self.game = game
         self.agent: Any = None
         if kind == "heuristic":
@@ -143,8 +147,7 @@ class BatchedRollouts:
     configuration, or none with a batched heuristic."""
 
     def __init__(self, game: Game, capacity: int, kind: str = "random") -> None:
-        if kind not in ROLLOUTS:
-            raise ValueError(f"kind={kind!r} is not allowed; allowed values: {ROLLOUTS}")
+        require_choice("kind", kind, ROLLOUTS)
         spec = spec_of(game)
         options = dataclasses.asdict(game.config)
         self.engine = engine_class(spec)(capacity, **options)
@@ -246,8 +249,7 @@ class _SearchAgent:
     uses_position = True
 
     def __init__(self, game: Game, rollout: str, outcome: str) -> None:
-        if outcome not in OUTCOMES:
-            raise ValueError(f"outcome={outcome!r} is not allowed; allowed values: {OUTCOMES}")
+        require_choice("outcome", outcome, OUTCOMES)
         self.game = game
         self.outcome = outcome
         self.rollout = RolloutPolicy(game, rollout)
@@ -370,11 +372,7 @@ class PIMC(_SearchAgent):
         rows_of_world = np.repeat(np.arange(worlds), len(legal))
         mine = np.tile(legal, worlds)
         scores = self.batched.play_out(states, rows_of_world, {position.player: mine}, rng)
-        if self.outcome == "win":
-            leaders = scores == scores.max(axis=1, keepdims=True)
-            results = leaders[:, position.player] / leaders.sum(axis=1)
-        else:
-            results = np.array([outcomes(row, "margin")[position.player] for row in scores])
+        results = outcomes(scores, self.outcome)[:, position.player]
         return results.reshape(worlds, len(legal)).mean(axis=0)
 
     def _search(
@@ -485,9 +483,9 @@ def pimc(game: Game, samples: int = DEFAULT_SAMPLES) -> PIMC:
 
 class HeuristicPIMC(PIMC):
     """PIMC that plays every seat's rollouts with the game's heuristic and values an action
-    by its mean score margin (``outcome="margin"``, in points): an approximate best
+    by its mean score lead (``outcome="lead"``, in points): an approximate best
     response to the heuristic, a teacher for imitation (the ``"pimc_heuristic"`` agent,
-    ``--teacher pimc_heuristic``; ``--imitate-temperature`` distils its margins). In Pico
+    ``--teacher pimc_heuristic``; ``--imitate-temperature`` distils its leads). In Pico
     (face up) and Pickup its rollouts are played on the batched engine, far cheaper
     than one state at a time, so its default budget there is ``DEFAULT_SAMPLES``
     rollouts a decision, elsewhere ``HEURISTIC_SAMPLES``."""
@@ -496,7 +494,7 @@ class HeuristicPIMC(PIMC):
         if samples is None:
             batched = BatchedRollouts.for_game(game, 1, "heuristic") is not None
             samples = DEFAULT_SAMPLES if batched else HEURISTIC_SAMPLES
-        super().__init__(game, samples, rollout="heuristic", outcome="margin")
+        super().__init__(game, samples, rollout="heuristic", outcome="lead")
 
 
 def ismcts(game: Game) -> ISMCTS:

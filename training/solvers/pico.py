@@ -7,7 +7,7 @@ positions it leads to, and the whole game solves by backward induction, one smal
 matrix game per reveal. ``matrix_game`` checks for a pure saddle point (most reveals),
 removes weakly dominated cards, solves 2×2 games in closed form and larger ones through
 their square kernels (Shapley and Snow), falling back on a linear program
-(``scipy.optimize.linprog``, HiGHS); all give the LP's value.
+(``training.solvers.zero_sum``); all give the LP's value.
 
 A ``Position`` is what the future depends on: the round, both hands and won piles
 (as 11-bit card masks) and the scores. The round ends the moment a hand holds one
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.core.game import State
+from envs.core.game import State, require_choice
 from envs.pico.rules import (
     DEFAULT_POINTS,
     NUM_CARDS,
@@ -57,6 +57,7 @@ from envs.pico.rules import (
     PicoState,
     held_set,
 )
+from training.solvers.zero_sum import zero_sum_lp
 
 OBJECTIVES = ("win", "score")
 NUM_ROUNDS = 2
@@ -230,25 +231,6 @@ def sample_deals(k: int, seed: int) -> list[tuple[int, int]]:
 
 
 # --- matrix games ---------------------------------------------------------------------
-def _lp(matrix: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """Value and optimal strategies of the zero-sum game ``matrix`` (row player maximises)."""
-    from scipy.optimize import linprog
-
-    m, n = matrix.shape
-    cost = np.zeros(m + 1)
-    cost[-1] = -1.0  # maximise v
-    a_ub = np.hstack([-matrix.T, np.ones((n, 1))])  # v <= x . M[:, j] for every column j
-    a_eq = np.ones((1, m + 1))
-    a_eq[0, -1] = 0.0
-    bounds = [(0.0, None)] * m + [(None, None)]
-    result = linprog(cost, a_ub, np.zeros(n), a_eq, [1.0], bounds=bounds, method="highs")
-    if result.status != 0:
-        raise RuntimeError(f"the matrix game's LP failed: {result.message}")
-    row = np.clip(result.x[:m], 0.0, None)
-    column = np.clip(-result.ineqlin.marginals, 0.0, None)
-    return float(result.x[-1]), row / row.sum(), column / column.sum()
-
-
 def _reduce(matrix: list[list[float]]) -> tuple[list[int], list[int]]:
     """The rows and columns left after iterated elimination of weakly dominated ones (the
     reduced game keeps the value, and its optimal strategies stay optimal)."""
@@ -303,7 +285,7 @@ def _reduced_game(matrix: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         p, q = (d - c) / denominator, (d - b) / denominator
         return (a * d - b * c) / denominator, np.array([p, 1 - p]), np.array([q, 1 - q])
     solved = _kernel_game(matrix)
-    return _lp(matrix) if solved is None else solved
+    return zero_sum_lp(matrix) if solved is None else solved
 
 
 def _kernel_game(matrix: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] | None:
@@ -373,11 +355,7 @@ class PicoSolver:
     """Backward induction over two-player Pico with memoised values (player_0's side)."""
 
     def __init__(self, objective: str = "win", points: Sequence[int] | None = None) -> None:
-        if objective not in OBJECTIVES:
-            raise ValueError(
-                f"objective={objective!r} is not allowed; allowed values: "
-                + ", ".join(map(repr, OBJECTIVES))
-            )
+        require_choice("objective", objective, OBJECTIVES)
         self.objective = objective
         self.points = tuple(int(p) for p in points) if points is not None else DEFAULT_TABLE
         self.gains = _gains(self.points)
@@ -701,8 +679,7 @@ def best_responses(
     payoff. ``probabilities`` gives the agent's action probabilities for a batch of
     observations and masks; it is called on every observation of the public tree (a few
     hundred thousand from the start of a game), in batches of at most ``CHUNK``."""
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective={objective!r} is not allowed; allowed: {OBJECTIVES}")
+    require_choice("objective", objective, OBJECTIVES)
     require_public_hands(game)
     if position.is_terminal():
         value = PicoSolver(objective).payoff(position.scores[0] - position.scores[1])
