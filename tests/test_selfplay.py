@@ -33,6 +33,7 @@ class FollowTheRules:
             self.tables.append(table)
         engine.load([t.state for t in self.tables])
         self.deals = engine.num_envs
+        self.learning: np.ndarray | None = None  # the learner's seats, where a test shows them
         self.seen: list[dict] = []
 
     def __getattr__(self, name):
@@ -48,6 +49,8 @@ class FollowTheRules:
             ),
             "rewards": np.zeros((len(self.tables), n)),
         }
+        seen["actions"] = np.array(actions)
+        seen["learning"] = self.learning.copy() if self.learning is not None else None
         result = self.engine.step(actions)
         seen["terminated"] = np.zeros(len(self.tables), dtype=bool)
         for b, table in enumerate(self.tables):
@@ -120,6 +123,7 @@ def test_rollouts_see_what_the_rules_give_and_returns_follow_each_seat(env_id, c
     seen = follow.seen
     observations = np.concatenate(rollout.observations)
     masks = np.concatenate(rollout.masks)
+    actions = np.concatenate(rollout.actions)
     row = 0
     for t, step in enumerate(seen):
         np.testing.assert_array_equal(rollout.deciding[t], step["choosers"])
@@ -128,7 +132,7 @@ def test_rollouts_see_what_the_rules_give_and_returns_follow_each_seat(env_id, c
         for b, p in zip(*np.nonzero(step["choosers"]), strict=True):
             np.testing.assert_array_equal(observations[row], step["observations"][b, p])
             np.testing.assert_array_equal(masks[row], step["masks"][b, p])
-            assert masks[row, np.concatenate(rollout.actions)[row]]
+            assert actions[row] == step["actions"][b, p] and masks[row, actions[row]]
             row += 1
     assert row == len(observations) > 0
     for lam in (0.0, 0.5, 1.0):
@@ -137,6 +141,34 @@ def test_rollouts_see_what_the_rules_give_and_returns_follow_each_seat(env_id, c
             plain_returns(rollout, lam)[rollout.deciding],
             atol=1e-6,
         )
+
+
+@pytest.mark.parametrize(
+    ("env_id", "config"),
+    [("hiddenhand/pickup-v0", {"num_players": 4}), ("hiddenhand/forslag-v0", {"num_players": 4})],
+)
+def test_with_an_opponent_pool_one_seat_a_game_learns_and_only_its_decisions_are_kept(
+    env_id, config
+):
+    """The other seats play a snapshot; the rollout keeps the learning seat's decisions,
+    each with the action it played, and the rewards that reach it."""
+    spec = envs.get_spec(env_id)
+    args = tiny(env=env_id, num_players=4, opponent_pool=2)
+    run = SelfPlay(args, spec.make_game(**config), config)
+    run.engine = follow = FollowTheRules(run.engine)
+    follow.learning = run.learning  # the array the learner redraws in place
+    rollout = run.collect()
+    actions = np.concatenate(rollout.actions)
+    row = 0
+    for t, step in enumerate(follow.seen):
+        assert (step["learning"].sum(axis=1) == 1).all()
+        kept = step["choosers"] & step["learning"]
+        np.testing.assert_array_equal(rollout.deciding[t], kept)
+        np.testing.assert_array_equal(rollout.rewards[t], step["rewards"])
+        for b, p in zip(*np.nonzero(kept), strict=True):
+            assert actions[row] == step["actions"][b, p]
+            row += 1
+    assert row == len(actions) > 0
 
 
 def test_a_few_thousand_decisions_of_pico_beat_random_more_than_an_untrained_network(tmp_path):

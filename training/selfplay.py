@@ -319,6 +319,10 @@ class SelfPlay:
         actions = np.where(masks[np.arange(len(masks)), actions], actions, masks.argmax(axis=1))
         return actions, log_probs
 
+    def _observe(self, rows: np.ndarray) -> np.ndarray:
+        """The observations of flat (game, seat) rows, ``game * N + seat``."""
+        return self.engine.observe(*np.divmod(rows, self.game.num_players))
+
     @torch.no_grad()
     def collect(self) -> Rollout:
         a, engine = self.args, self.engine
@@ -333,13 +337,12 @@ class SelfPlay:
         opponent = self.pool[self.rng.integers(len(self.pool))] if self.pool else None
         for t in range(a.num_steps):
             choosers = engine.choosers()
-            masks = engine.masks()
-            observations = engine.observations()
+            masks = engine.masks().reshape(-1, self.game.num_actions)
             actions = np.zeros(choosers.shape, dtype=np.int64)
             deciding = choosers & self.learning
-            rows = np.flatnonzero(deciding)
-            flat_obs = observations.reshape(-1, observations.shape[-1])[rows]
-            flat_masks = masks.reshape(-1, masks.shape[-1])[rows]
+            rows = np.flatnonzero(deciding)  # (game, seat) in order; only choosers observed
+            flat_obs = self._observe(rows)
+            flat_masks = masks[rows]
             chosen, log_probs = self._choose(self.learner.policy, flat_obs, flat_masks)
             actions.reshape(-1)[rows] = chosen
             q, v = self.learner.values(self._tensor(flat_obs))
@@ -356,9 +359,8 @@ class SelfPlay:
             rollout.values[t].reshape(-1)[rows] = values
             others = np.flatnonzero(choosers & ~self.learning)
             if len(others):
-                flat = masks.reshape(-1, masks.shape[-1])[others]
-                obs = observations.reshape(-1, observations.shape[-1])[others]
-                actions.reshape(-1)[others] = self._choose(opponent, obs, flat)[0]
+                played = self._choose(opponent, self._observe(others), masks[others])[0]
+                actions.reshape(-1)[others] = played
             rewards, terminated, info = engine.step(actions)
             rollout.deciding[t] = deciding
             rollout.rewards[t] = rewards
