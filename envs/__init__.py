@@ -7,27 +7,23 @@ Gymnasium single-agent ids such as ``hiddenhand/Pico-v0``.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import gymnasium
 import pettingzoo
 
+from envs import easter_collection, forslag, pick_and_pack, pickup, pico
 from envs.core.registration import register_game
 from envs.core.spec import GameSpec, all_ids, get_spec
 from envs.core.vector import make_vec
 
-#: The game packages under ``envs``, one per line; each exposes ``SPEC``.
-GAME_MODULES = (
-    "pico",
-    "forslag",
-    "pickup",
-    "pick_and_pack",
-    "easter_collection",
-)
-
-GAMES: tuple[GameSpec, ...] = tuple(
-    importlib.import_module(f"envs.{name}").SPEC for name in GAME_MODULES
+#: Every game's spec (``SPEC`` of its package under ``envs``), in registration order.
+GAMES: tuple[GameSpec, ...] = (
+    pico.SPEC,
+    forslag.SPEC,
+    pickup.SPEC,
+    pick_and_pack.SPEC,
+    easter_collection.SPEC,
 )
 
 for _spec in GAMES:

@@ -46,7 +46,6 @@ from envs.core.batched import random_actions
 from envs.core.game import Game, State
 from envs.core.observation import ObservationLayout
 from envs.core.spec import GameSpec
-from envs.core.vector import BATCHED_ENGINES, engine_class
 
 Runner = Callable[[float], tuple[int, int, float]]  # seconds -> (steps, games, elapsed)
 #: Games in lockstep for the batched engines' rows.
@@ -307,8 +306,8 @@ def cases(ids: list[str], default_only: bool = False) -> list[tuple[str, str, Ru
                 ),
                 (name, "gymnasium", gym_runner(spec.gym_id, config)),
             ]
-            if spec.name in BATCHED_ENGINES and batched_plays(engine_class(spec), config):
-                engine = engine_class(spec)
+            engine = spec.engine
+            if engine is not None and batched_plays(engine, config):
                 out += [
                     (name, f"batched B={b:,}", batched_runner(engine, config, b))
                     for b in BATCHED_SIZES

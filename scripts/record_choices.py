@@ -27,7 +27,6 @@ import numpy as np
 import envs
 from envs.core.agents import decide
 from envs.core.game import Game, State
-from training.agents import GAME_AGENTS
 from training.agents.policy import BASELINES
 from training.agents.search import ISMCTS, PIMC
 from training.evaluation.panel import SEARCH_BUDGETS
@@ -80,7 +79,7 @@ def choices(env_id: str, options: dict, search: bool = False) -> dict[str, list[
         agents = {name: cls(game, **SEARCH_BUDGETS[name]) for name, cls in SEARCH.items()}
         every = {name: SEARCH_EVERY for name in agents}
     else:
-        names = ["ppo", *(n for n in GAME_AGENTS[spec.name] if n != "nash")]
+        names = ["ppo", *spec.rule_agents]
         agents = {name: spec.make_agent(name, game) for name in names}
         every = {name: 10 if name in SLOW else 1 for name in agents}
     chosen: dict[str, list[int]] = {name: [] for name in agents}

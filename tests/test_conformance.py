@@ -393,7 +393,7 @@ def test_every_rule_based_agent_plays_only_legal_moves(
     game = spec.make_game(**config)
     from training.agents import GAME_AGENTS
 
-    for name in GAME_AGENTS[spec.name]:
+    for name in [*spec.rule_agents, *GAME_AGENTS.get(spec.name, {})]:
         if name == "nash" and (game.num_players != 2 or game.config.aside != "face_up"):
             with pytest.raises(ValueError, match="two-player|aside"):
                 spec.agent_factory(name)(game)

@@ -9,10 +9,14 @@ import) or under ``TYPE_CHECKING``, since each is an arrow a reader has to follo
 from __future__ import annotations
 
 import ast
+import importlib
+import re
+from importlib.metadata import entry_points
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENVS = ROOT / "envs"
+TRAINING = ROOT / "training"
 
 
 def module_name(path: Path) -> str:
@@ -81,28 +85,57 @@ def test_envs_has_no_import_circle():
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
 
+def code_strings(path: Path) -> list[str]:
+    """The string constants of a module's code: every one but the docstrings."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
 def test_nothing_under_envs_names_training():
     """No import of ``training`` and no ``"training...."`` string (an entry point in
     disguise) in any module's code; docstrings may mention it."""
     offenders = []
     for path in ENVS.rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        docstrings = {
-            id(node.body[0].value)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.body
-            and isinstance(node.body[0], ast.Expr)
-            and isinstance(node.body[0].value, ast.Constant)
-        }
         if any(m == "training" or m.startswith("training.") for m in imported_modules(path)):
             offenders.append(f"{path.relative_to(ROOT)} imports training")
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Constant)
-                and isinstance(node.value, str)
-                and id(node) not in docstrings
-                and node.value.startswith("training.")
-            ):
-                offenders.append(f"{path.relative_to(ROOT)} names {node.value!r}")
+        offenders += [
+            f"{path.relative_to(ROOT)} names {text!r}"
+            for text in code_strings(path)
+            if text.startswith("training.")
+        ]
     assert not offenders, offenders
+
+
+#: A ``"module:attribute"`` string naming an object of this project.
+NAMED_OBJECT = re.compile(r"^(envs|training)(\.\w+)*:\w+$")
+
+
+def test_every_module_attribute_string_resolves():
+    """The objects named by strings (where naming them spares a heavy import, and the
+    entry points) exist: a rename breaks this test, not a run."""
+    named = {
+        text
+        for folder in (ENVS, TRAINING)
+        for path in folder.rglob("*.py")
+        for text in code_strings(path)
+        if NAMED_OBJECT.match(text)
+    }
+    named |= {point.value for point in entry_points(group="hiddenhand.agents")}
+    assert "training.agents:register" in named and len(named) >= 4
+    for text in sorted(named):
+        module, attribute = text.split(":")
+        assert hasattr(importlib.import_module(module), attribute), f"{text} names nothing"

@@ -44,7 +44,8 @@ def test_an_export_loads_without_ray_by_file_or_folder(tmp_path):
         "assert 'ray' not in sys.modules, 'loading an export imported ray'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    rllib = "training.agents.rllib_policy:load_rllib_agent"
+    from training.agents.rllib_policy import load_rllib_agent as rllib
+
     assert model_loader(str(path)) == rllib and model_loader(str(tmp_path)) == rllib
     assert is_model_path(str(path)) and model_loader("heuristic") is None
     meta = json.loads(path.with_suffix(".json").read_text())

@@ -10,6 +10,7 @@ what the Gymnasium view shows it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import gymnasium
@@ -201,10 +202,17 @@ def test_batched_heuristic_makes_the_heuristics_choices(num_players: int) -> Non
 
 
 # --- make_vec -------------------------------------------------------------------------
-def test_make_vec_refuses_games_without_an_engine(monkeypatch) -> None:
-    from envs.core import vector
+def without_an_engine(patch: pytest.MonkeyPatch, name: str = "pickup") -> None:
+    """Take a game's batched engine away for a test (its spec, under both ids)."""
+    from envs.core import spec as specs
 
-    monkeypatch.delitem(vector.BATCHED_ENGINES, "pickup")
+    spec = envs.get_spec(f"hiddenhand/{name}-v0")
+    for env_id in (spec.aec_id, spec.gym_id):
+        patch.setitem(specs._SPECS, env_id, dataclasses.replace(spec, engine=None))
+
+
+def test_make_vec_refuses_games_without_an_engine(monkeypatch) -> None:
+    without_an_engine(monkeypatch)
     with pytest.raises(ValueError, match="hiddenhand/Pico-v0"):
         envs.make_vec("hiddenhand/Pickup-v0", num_envs=2)
     with pytest.raises(ValueError, match="seat"):
@@ -326,10 +334,8 @@ def test_the_trainer_runs_on_the_batched_engine(tmp_path):
     assert len(list((run / "snapshots").glob("*.zip"))) == 2
     with pytest.raises(ValueError, match="subproc"):
         train.check(train.parse_args([*common, "--subproc", "--run-name", "x"]))
-    from envs.core import vector
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.delitem(vector.BATCHED_ENGINES, "pickup")
+        without_an_engine(patch)
         with pytest.raises(ValueError, match="batched engine|Pico"):
             train.check(train.parse_args(["--env", "hiddenhand/pickup-v0", "--vec", "batched"]))
 

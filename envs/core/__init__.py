@@ -28,14 +28,16 @@ Adding a game (see `envs/pico` for the smallest complete one):
    not know; the reference every faster path is tested against.
 4. `envs/<game>/__init__.py`: the documentation page as the module docstring, and
    `SPEC = GameSpec(...)` with the `configurations` the shared suites must cover;
-   `raw_env, env, parallel_env = factories(SPEC)`. The game's agents (heuristic,
-   ...) are registered by `training.agents` (its `GAME_AGENTS`).
-5. Add the package name to `GAME_MODULES` in `envs/__init__.py`. The conformance
-   and trust suites (`tests/test_conformance.py`, `tests/test_trust.py`) then run
-   over it; add `tests/test_<game>_*.py` with a test for each rule.
-6. A batched engine (`envs/<game>/vector.py`, on `BatchedEngine`) and its name in
-   `envs.core.vector.BATCHED_ENGINES`; `tests/test_vector_<game>.py` checks it
-   against the rules step by step.
+   `raw_env, env, parallel_env = factories(SPEC)`.
+5. Add the `SPEC` to `GAMES` in `envs/__init__.py`. The conformance and trust suites
+   (`tests/test_conformance.py`, `tests/test_trust.py`) then run over it; add
+   `tests/test_<game>_*.py` with a test for each rule.
+6. The game's rule-based agents (`envs/<game>/heuristic.py`, numpy only), named in
+   `SPEC.rule_agents` (`{"heuristic": ...}`); agents that need more (trained
+   policies, search) come from `training.agents`, registered as a plugin.
+7. A batched engine (`envs/<game>/vector.py`, on `BatchedEngine`), named by
+   `SPEC.engine`; `tests/test_vector_<game>.py` checks it against the rules step by
+   step.
 
 Making it fast, once it is right (`scripts/step_costs.py` times each part): keep
 the plain `encode` as the reference. Then

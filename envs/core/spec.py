@@ -1,14 +1,15 @@
 """The table of games: one ``GameSpec`` per game, looked up by either of its ids, and
 the agents other packages register for them.
 
-``envs`` knows one agent itself, ``random``. Every other agent (the games' heuristics
-and experts, the shipped trained policies, search, saved models) comes from a plugin:
-a function registered under the entry-point group ``hiddenhand.agents`` (this
+``envs`` knows the agents that need nothing but numpy: ``random`` and each game's
+rule-based agents (``GameSpec.rule_agents``, from ``envs/<game>/heuristic.py``). Every
+other agent (the shipped trained policies, search, saved models) comes from a plugin: a
+function registered under the entry-point group ``hiddenhand.agents`` (this
 distribution's own is ``training.agents:register``, declared in ``pyproject.toml``),
 called once, the first time an agent is looked up. A plugin calls ``register_agent``
-and ``register_model_loader``; the objects are named as ``"module:attribute"`` strings
-and imported only when used. So the dependency of ``training`` on ``envs`` is the only
-arrow between them, and it is declared.
+and ``register_model_loader`` with the objects, or with ``"module:attribute"`` strings
+where naming them spares a heavy import until they are used. So the dependency of
+``training`` on ``envs`` is the only arrow between them, and it is declared.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from envs.core.agents import RandomAgent
 from envs.core.game import Game
 
 NAMESPACE = "hiddenhand"
@@ -39,6 +41,10 @@ class GameSpec:
     #: Option sets that together cover the game (player counts, variants): the conformance
     #: suite and the benchmarks run each of them.
     configurations: tuple[dict[str, Any], ...] = ({},)
+    #: The batched engine (``envs/<game>/vector.py``, a ``BatchedEngine``), if the game has one.
+    engine: type | None = None
+    #: The game's rule-based agents (``envs/<game>/heuristic.py``): name -> ``factory(game)``.
+    rule_agents: dict[str, Callable[[Game], Any]] = field(default_factory=dict, hash=False)
 
     @property
     def aec_id(self) -> str:
@@ -52,12 +58,13 @@ class GameSpec:
         return self.game_class.from_options(**options)
 
     @property
-    def agents(self) -> dict[str, str]:
-        """The agents registered for this game: name -> ``"module:factory"``, where
-        ``factory(game)`` makes the agent (``random`` first, then the plugins')."""
+    def agents(self) -> dict[str, Factory]:
+        """The agents of this game: name -> ``factory`` (or the ``"module:factory"`` naming
+        it), where ``factory(game)`` makes the agent: ``random`` first, the plugins' agents
+        of every game, then the game's own (rule-based, then the plugins')."""
         _load_plugins()
         return (
-            {"random": "envs.core.agents:RandomAgent"} | _AGENTS["*"] | _AGENTS.get(self.name, {})
+            {"random": RandomAgent} | _AGENTS["*"] | self.rule_agents | _AGENTS.get(self.name, {})
         )
 
     def agent_factory(self, name: str) -> Callable[[Game], Any]:
@@ -68,7 +75,7 @@ class GameSpec:
                 + ", ".join(map(repr, agents))
                 + ("" if _PLUGINS_FOUND else _NO_PLUGINS)
             )
-        return _load(agents[name])
+        return resolve(agents[name])
 
     def make_agent(self, name: str, game: Game) -> Any:
         """An agent for ``game`` from a name (``agent_factory``) or a saved model's path
@@ -76,34 +83,38 @@ class GameSpec:
         the model against the game)."""
         loader = model_loader(name)
         if loader is not None:
-            return _load(loader)(name, game, self.aec_id)
+            return resolve(loader)(name, game, self.aec_id)
         return self.agent_factory(name)(game)
 
 
 # --- plugins -------------------------------------------------------------------------
-#: Plugins' agents: game name (``"*"``: every game) -> agent name -> ``"module:factory"``.
-_AGENTS: dict[str, dict[str, str]] = {"*": {}}
+#: An object as a plugin registers it: itself, or a ``"module:attribute"`` string naming it
+#: (imported when first used: for objects whose module imports torch, Ray and the like).
+Factory = Callable[..., Any] | str
+#: Plugins' agents: game name (``"*"``: every game) -> agent name -> factory.
+_AGENTS: dict[str, dict[str, Factory]] = {"*": {}}
 #: Plugins' model loaders, in registration order: (suffixes, file inside a folder,
-#: ``"module:load"``), ``load(path, game, env_id) -> agent``.
-_MODEL_LOADERS: list[tuple[tuple[str, ...], str, str]] = []
+#: ``load``), ``load(path, game, env_id) -> agent``.
+_MODEL_LOADERS: list[tuple[tuple[str, ...], str, Factory]] = []
 _PLUGINS_FOUND = False
 _NO_PLUGINS = (
     " (no agent plugins are installed: install the package, pip install -e ., so that "
-    "its hiddenhand.agents entry point registers the heuristics, search and trained agents)"
+    "its hiddenhand.agents entry point registers the search and trained agents)"
 )
 
 
-def register_agent(name: str, factory: str, games: Iterable[str] = ("*",)) -> None:
-    """Make ``factory`` (``"module:attribute"``, ``factory(game) -> agent``) the agent
-    ``name`` of the games named (``"*"``: every game)."""
+def register_agent(name: str, factory: Factory, games: Iterable[str] = ("*",)) -> None:
+    """Make ``factory`` (``factory(game) -> agent``, or a ``"module:attribute"`` naming it)
+    the agent ``name`` of the games named (``"*"``: every game)."""
     for game in games:
         _AGENTS.setdefault(game, {})[name] = factory
 
 
-def register_model_loader(suffixes: tuple[str, ...], inside: str, load: str) -> None:
+def register_model_loader(suffixes: tuple[str, ...], inside: str, load: Factory) -> None:
     """Load saved models whose path ends with one of ``suffixes`` (or with the suffix
     left off, when that file exists), or folders holding the file ``inside``, with
-    ``load`` (``"module:attribute"``, ``load(path, game, env_id) -> agent``)."""
+    ``load`` (``load(path, game, env_id) -> agent``, or a ``"module:attribute"`` naming
+    it)."""
     _MODEL_LOADERS.append((suffixes, inside, load))
 
 
@@ -115,9 +126,9 @@ def _load_plugins() -> None:
         _PLUGINS_FOUND = True
 
 
-def model_loader(name: str) -> str | None:
-    """The loader (``"module:attribute"``) of a saved model's path, or None if ``name``
-    is not one (see ``register_model_loader``)."""
+def model_loader(name: str) -> Factory | None:
+    """The loader of a saved model's path (as registered), or None if ``name`` is not
+    one (see ``register_model_loader``)."""
     _load_plugins()
     for suffixes, inside, load in _MODEL_LOADERS:
         if name.endswith(suffixes) or (inside and (Path(name) / inside).is_file()):
@@ -132,9 +143,11 @@ def is_model_path(name: str) -> bool:
     return model_loader(name) is not None
 
 
-def _load(entry_point: str) -> Any:
-    """The object a ``"module:attribute"`` string names."""
-    module, attr = entry_point.split(":")
+def resolve(named: Factory) -> Any:
+    """The object itself, or the one a ``"module:attribute"`` string names."""
+    if not isinstance(named, str):
+        return named
+    module, attr = named.split(":")
     return getattr(importlib.import_module(module), attr)
 
 

@@ -11,7 +11,7 @@ model = MaskablePPO("MlpPolicy", vec_env, n_steps=64).learn(100_000)
 
 ``make_vec`` is the batched counterpart of the Gymnasium single-agent view
 (``envs.core.single_agent``) for the games that have a batched engine (a
-``vector.py`` beside their rules, listed in ``BATCHED_ENGINES``). It plays the same game, seen the same
+``vector.py`` beside their rules, named by their spec's ``engine``). It plays the same game, seen the same
 way: the observation is the learner's flat vector (the same layout and values as
 the Gymnasium view's), ``action_masks()`` gives the learner's legal actions (and
 ``env_method("action_masks")``, which sb3-contrib's MaskablePPO calls, one row per
@@ -53,7 +53,6 @@ with its first step, as in the Gymnasium view.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -64,27 +63,18 @@ from envs.core.game import Game, require_choice
 from envs.core.single_agent import OpponentSpec, resolve_agent
 from envs.core.spec import GameSpec, all_ids, get_spec
 
-#: The games with a batched engine: spec name -> ``"module:Class"`` (loaded when used).
-BATCHED_ENGINES: dict[str, str] = {
-    "pico": "envs.pico.vector:PicoVector",
-    "pickup": "envs.pickup.vector:PickupVector",
-    "forslag": "envs.forslag.vector:ForslagVector",
-    "pick_and_pack": "envs.pick_and_pack.vector:PickAndPackVector",
-    "easter_collection": "envs.easter_collection.vector:EasterCollectionVector",
-}
-
 
 def engine_class(spec: GameSpec) -> type:
-    """The batched engine class of a game; ValueError naming the games that have one."""
-    if spec.name not in BATCHED_ENGINES:
+    """The batched engine class of a game (``spec.engine``); ValueError naming the games
+    that have one."""
+    if spec.engine is None:
         specs = [get_spec(env_id) for env_id in all_ids()]
-        having = ", ".join(s.gym_id for s in specs if s.name in BATCHED_ENGINES)
+        having = ", ".join(s.gym_id for s in specs if s.engine is not None)
         raise ValueError(
             f"{spec.gym_id} has no batched engine (make_vec); games with one: {having}. "
             "Use gymnasium.make with SB3's DummyVecEnv or SubprocVecEnv for the others."
         )
-    module, _, name = BATCHED_ENGINES[spec.name].partition(":")
-    return getattr(importlib.import_module(module), name)
+    return spec.engine
 
 
 # --- batched opponents ---------------------------------------------------------------
@@ -464,4 +454,4 @@ def make_vec(
     return vec_class(engine, opponents, lineup, weights, seat, illegal_reward, seed)
 
 
-__all__ = ["BATCHED_ENGINES", "engine_class", "make_vec", "vec_env_class"]
+__all__ = ["engine_class", "make_vec", "vec_env_class"]

@@ -163,7 +163,9 @@ and `rules`.
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.easter_collection.heuristic import EasterCollectionExpert, EasterCollectionHeuristic
 from envs.easter_collection.rules import EasterCollectionGame
+from envs.easter_collection.vector import EasterCollectionVector
 
 SPEC = GameSpec(
     game_class=EasterCollectionGame,
@@ -174,6 +176,8 @@ SPEC = GameSpec(
         for n in (2, 3, 4, 5)
         for variant in ("standard", "secret_positions")
     ),
+    engine=EasterCollectionVector,
+    rule_agents={"heuristic": EasterCollectionHeuristic, "expert": EasterCollectionExpert},
 )
 raw_env, env, parallel_env = factories(SPEC)
 

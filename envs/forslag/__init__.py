@@ -133,7 +133,9 @@ Imports go one way: `layout` ← `rules` ← `observation`; `vector` imports `la
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.forslag.heuristic import ForslagExpert, ForslagHeuristic
 from envs.forslag.rules import ForslagGame
+from envs.forslag.vector import ForslagVector
 
 SPEC = GameSpec(
     game_class=ForslagGame,
@@ -144,6 +146,8 @@ SPEC = GameSpec(
         for n in (3, 4, 5, 6)
         for mode in ("in_turn", "simultaneous")
     ),
+    engine=ForslagVector,
+    rule_agents={"heuristic": ForslagHeuristic, "expert": ForslagExpert},
 )
 raw_env, env, parallel_env = factories(SPEC)
 

@@ -179,7 +179,13 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.pick_and_pack.heuristic import (
+    PickAndPackExpert,
+    PickAndPackHeuristic,
+    PickAndPackTactician,
+)
 from envs.pick_and_pack.rules import PickAndPackGame
+from envs.pick_and_pack.vector import PickAndPackVector
 
 SPEC = GameSpec(
     game_class=PickAndPackGame,
@@ -190,6 +196,12 @@ SPEC = GameSpec(
         for placement in ("simultaneous", "alternate", "random")
         for crates in ("visible", "full")
     ),
+    engine=PickAndPackVector,
+    rule_agents={
+        "heuristic": PickAndPackHeuristic,
+        "expert": PickAndPackExpert,
+        "tactician": PickAndPackTactician,
+    },
 )
 raw_env, env, parallel_env = factories(SPEC)
 

@@ -148,7 +148,9 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.pickup.heuristic import PickupHeuristic
 from envs.pickup.rules import PickupGame
+from envs.pickup.vector import PickupVector
 
 SPEC = GameSpec(
     game_class=PickupGame,
@@ -162,6 +164,8 @@ SPEC = GameSpec(
         {"num_players": 6},
         {"num_players": 3, "target_score": 100},
     ),
+    engine=PickupVector,
+    rule_agents={"heuristic": PickupHeuristic},
 )
 raw_env, env, parallel_env = factories(SPEC)
 

@@ -110,7 +110,9 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.pico.heuristic import PicoHeuristic
 from envs.pico.rules import PicoGame
+from envs.pico.vector import PicoVector
 
 SPEC = GameSpec(
     game_class=PicoGame,
@@ -121,6 +123,8 @@ SPEC = GameSpec(
         {"num_players": 3},
         {"num_players": 2, "aside": "face_down"},
     ),
+    engine=PicoVector,
+    rule_agents={"heuristic": PicoHeuristic},
 )
 raw_env, env, parallel_env = factories(SPEC)
 
