@@ -14,8 +14,8 @@ import time
 
 from envs import get_spec
 from training.benchmark import CONFIGURATIONS
-from training.evaluate import head_to_head
 from training.evaluation.panel import panel_members
+from training.tournament import head_to_head
 
 
 def main() -> None:

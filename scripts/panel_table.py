@@ -14,8 +14,8 @@ import argparse
 import time
 
 from training.cli import add_game_arguments, game_from_args
-from training.evaluate import head_to_head
 from training.evaluation.panel import PANEL_VERSION, above_chance, panel_members
+from training.tournament import head_to_head
 
 
 def main() -> None:

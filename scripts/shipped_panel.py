@@ -20,8 +20,15 @@ import json
 
 import envs
 from training.agents.policy import baseline_name
-from training.benchmark import EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
-from training.evaluation.panel import MEMBERS, PANEL_VERSION, panel_members, panel_score
+from training.evaluation.panel import (
+    EVAL_GAMES,
+    EVAL_SEARCH_GAMES,
+    EVAL_SEED,
+    MEMBERS,
+    PANEL_VERSION,
+    panel_members,
+    panel_score,
+)
 
 
 def every_configuration() -> dict[str, tuple[str, dict]]:

@@ -18,8 +18,7 @@ from training.agents.search import (
     HeuristicPIMC,
     outcomes,
 )
-from training.evaluate import head_to_head, make_agent
-from training.tournament import seat_rotated
+from training.tournament import head_to_head, make_agent, seat_rotated
 
 CONFIGS = [
     pytest.param(spec, config, id=f"{spec.name}-{'-'.join(f'{k}={v}' for k, v in config.items())}")

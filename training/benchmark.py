@@ -39,6 +39,7 @@ import numpy as np
 
 from envs.core.spec import get_spec
 from training.cli import tool_parser
+from training.evaluation.panel import EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
 from training.solvers.zero_sum import zero_sum_lp
 
 #: (env_id, options) -> a trained model's path
@@ -64,11 +65,6 @@ CONFIGURATIONS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 #: Learner decisions per run.
 BUDGETS = {"small": 50_000, "large": 1_000_000}
-#: Panel games per member for each run's score (fewer against the search members, which
-#: cost almost all of the scoring time), and their seed (never a training seed).
-EVAL_GAMES = 100
-EVAL_SEARCH_GAMES = 40
-EVAL_SEED = 1_000_003
 #: Two-player Pico: deals of each run's exact NashConv (drawn with the evaluation seed).
 NASHCONV_DEALS = 20
 
@@ -131,7 +127,7 @@ def psro(env_id: str, options: dict, steps: int, seed: int, folder: Path, rounds
     by the meta-game's equilibrium (the agent in one seat, a member in every other; the
     antisymmetric payoff solved as a zero-sum matrix game), and adds it. The model is the
     last best response."""
-    from training.evaluate import head_to_head
+    from training.tournament import head_to_head
 
     spec = get_spec(env_id)
     game = spec.make_game(**options)

@@ -33,28 +33,12 @@ import numpy as np
 from envs.core.agents import Agent
 from envs.core.game import Game
 from envs.core.spec import GameSpec
-from training.benchmark import EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
 from training.cli import add_game_arguments, game_from_args, tool_parser
-from training.tournament import mean_interval, play_game, seat_rotated
+from training.evaluation.panel import EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
+from training.tournament import head_to_head, make_agent, play_game
 
 #: Games per ordered pair, unless ``--games`` says otherwise.
 PAIR_GAMES = 2000
-
-
-def make_agent(spec: GameSpec, game: Game, name: str) -> Agent:
-    """An agent from a name the game knows or a saved model's path."""
-    return spec.make_agent(name, game)
-
-
-def head_to_head(
-    game: Game, agent: Agent, opponent: Agent, games: int, seed: int = 0
-) -> dict[str, float]:
-    """``agent`` in one seat, ``opponent`` in every other, seat-rotated."""
-    lineup = [("agent", agent)] + [("opponent", opponent)] * (game.num_players - 1)
-    record = seat_rotated(game, lineup, games, seed=seed)["agent"]
-    win, win_ci = mean_interval(record.wins)
-    score, score_ci = mean_interval(record.scores)
-    return {"win_rate": win, "win_ci": win_ci, "mean_score": score, "score_ci": score_ci}
 
 
 def ratings(

@@ -1,4 +1,6 @@
-"""Seat-rotated matches between agents, straight on the rules (no env wrappers).
+"""Seat-rotated matches between agents, straight on the rules (no env wrappers): one
+series (``seat_rotated``), one agent against one opponent (``head_to_head``), and the
+intervals they are reported with (``mean_interval``).
 
 Every seat decides from its own observation and mask, exactly as through the
 envs; simultaneous choosers all decide on the same unrevealed state.
@@ -14,6 +16,7 @@ import numpy as np
 from envs.core.agents import Agent, decide, uses_observation
 from envs.core.game import Game
 from envs.core.rewards import win_shares
+from envs.core.spec import GameSpec
 
 
 def play_game(game: Game, seats: Sequence[Agent], rng: np.random.Generator) -> np.ndarray:
@@ -70,3 +73,20 @@ def seat_rotated(
         for p, (name, _) in enumerate(seated):
             records[name].add(float(scores[p]), float(shares[p]))
     return records
+
+
+def head_to_head(
+    game: Game, agent: Agent, opponent: Agent, games: int, seed: int = 0
+) -> dict[str, float]:
+    """``agent`` in one seat, ``opponent`` in every other, seat-rotated: its win rate and
+    mean score, each with the half-width of its 95% interval."""
+    lineup = [("agent", agent)] + [("opponent", opponent)] * (game.num_players - 1)
+    record = seat_rotated(game, lineup, games, seed=seed)["agent"]
+    win, win_ci = mean_interval(record.wins)
+    score, score_ci = mean_interval(record.scores)
+    return {"win_rate": win, "win_ci": win_ci, "mean_score": score, "score_ci": score_ci}
+
+
+def make_agent(spec: GameSpec, game: Game, name: str) -> Agent:
+    """An agent from a name the game knows or a saved model's path."""
+    return spec.make_agent(name, game)

@@ -43,8 +43,8 @@ from training.agents.policy import (
     save_policy,
 )
 from training.cli import OPTION_HELP
-from training.evaluate import head_to_head
 from training.imitation import imitation_rounds
+from training.tournament import head_to_head
 
 
 def arg(default: Any, help: str) -> Any:

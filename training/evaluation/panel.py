@@ -14,7 +14,7 @@ Members, each where it exists for the configuration:
 | `nash` | the exact equilibrium (two-player Pico) |
 
 The agent plays one seat and the member every other seat, the lineup rotating a seat
-each game (``training.evaluate.head_to_head``; the same seeds for every agent scored).
+each game (``training.tournament.head_to_head``; the same seeds for every agent scored).
 A member's score is the agent's win rate above chance, ``(win - 1/N) / (1 - 1/N)``: 0 is
 chance, 1 winning every game, negative worse than chance. The panel score is its mean
 over the members, with a 95% interval from the members' intervals (independent series).
@@ -44,9 +44,16 @@ from typing import Any
 from envs.core.agents import Agent
 from envs.core.game import Game
 from envs.core.spec import GameSpec
+from training.tournament import head_to_head
 
 PANEL_VERSION = "panel-v2"
 MEMBERS = ("random", "heuristic", "expert", "pimc", "ismcts", "ppo", "nash")
+#: The scoring protocol (the benchmark's, ``python -m training.evaluate --panel``'s): games
+#: per member (fewer against the search members, which cost almost all of the scoring
+#: time), and their seed (never a training seed).
+EVAL_GAMES = 100
+EVAL_SEARCH_GAMES = 40
+EVAL_SEED = 1_000_003
 #: The search members' budgets in panel-v2 (pinned here, not the agents' defaults).
 SEARCH_BUDGETS: dict[str, dict[str, Any]] = {
     "pimc": {"samples": 200, "batched": True},  # (the default, pinned)
@@ -146,8 +153,6 @@ def panel_score(
     against the search members, if given): per-member win rates with 95% intervals and
     scores above chance, and the panel score with its interval. ``progress(member, row)``
     is called as each member's series finishes."""
-    from training.evaluate import head_to_head
-
     rows = {}
     for name, member in members.items():
         if name == skip:
