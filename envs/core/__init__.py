@@ -11,7 +11,8 @@
 | `spec.py`, `registration.py` | `GameSpec`, ids, factories, registration; the agent plugins |
 | `agents.py` | the agent protocol, the random agent, `decide` and `Position` (for search) |
 | `render.py` | the render modes (text, printed, drawn as an image) |
-| `batched.py`, `vector.py` | `BatchedEngine`, the shared half of every batched engine; `make_vec` |
+| `batched.py` | `BatchedEngine`, the shared half of every batched engine |
+| `vector.py`, `sb3_vec_env.py` | `make_vec` and its batched opponents; `BatchedVecEnv`, the SB3 `VecEnv` it returns |
 
 Adding a game (see `envs/pico` for the smallest complete one):
 
