@@ -410,9 +410,16 @@ class SelfPlay:
         if a.algorithm == "qmmd":
             self._fit_critic(batch, stats)
             batch["goal"] = self._mmd_targets(batch, magnet_coef)
+            batch["goal_probs"] = batch["goal"].exp()
+            legal_goal = batch["goal"].masked_fill(~batch["masks"], 0.0)
+            stats["entropy"] = [-(batch["goal_probs"] * legal_goal).sum(1).mean().item()]
+        if a.algorithm == "qmmd":
+            needed = ["observations", "masks", "goal", "goal_probs"]
+        else:
+            needed = ["observations", "masks", "actions", "old", "advantages", "targets"]
         for _ in range(a.epochs):
             for rows in self._minibatches(len(targets)):
-                mb = {key: value[rows] for key, value in batch.items()}
+                mb = {key: batch[key][rows] for key in needed}
                 log_probs = masked_log_probs(self.learner.logits(mb["observations"]), mb["masks"])
                 if a.algorithm == "qmmd":
                     loss = self._distillation_loss(mb, log_probs, stats)
@@ -500,12 +507,10 @@ class SelfPlay:
         return goal
 
     def _distillation_loss(self, mb, log_probs, stats) -> torch.Tensor:
-        goal = mb["goal"]
-        legal = mb["masks"]
-        kl = (goal.exp() * (goal - log_probs).masked_fill(~legal, 0.0)).sum(1).mean()
-        entropy = -(log_probs.exp() * log_probs.masked_fill(~legal, 0.0)).sum(1).mean()
+        """KL(goal || policy) over the legal actions."""
+        gap = (mb["goal"] - log_probs).masked_fill(~mb["masks"], 0.0)
+        kl = (mb["goal_probs"] * gap).sum(1).mean()
         stats.setdefault("policy_kl", []).append(kl.item())
-        stats.setdefault("entropy", []).append(entropy.item())
         return kl
 
     def snapshot(self) -> None:
