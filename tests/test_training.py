@@ -119,6 +119,46 @@ def test_train_arguments_are_documented():
     assert args.num_players == 3 and args.env == "hiddenhand/pico-v0"
 
 
+def test_the_arguments_are_checked_once(monkeypatch, tmp_path):
+    """``main`` checks, then trains; ``train`` called from Python checks too: once each."""
+    calls = []
+    monkeypatch.setattr(training_train, "check", lambda args: calls.append("check"))
+    monkeypatch.setattr(
+        training_train, "run_training", lambda args: calls.append("run") or tmp_path
+    )
+    training_train.main(["--final-eval-games", "0"])
+    assert calls == ["check", "run"]
+    calls.clear()
+    training_train.train(training_train.Args())
+    assert calls == ["check", "run"]
+
+
+def test_one_command_line_helper_reads_and_writes_every_flag():
+    """``training.cli``: bools as --x/--no-x, repeatable and many-valued lists; the
+    command it writes parses back to the same arguments."""
+    import dataclasses
+    import shlex
+
+    from training import cli
+
+    @dataclasses.dataclass
+    class Args:
+        name: str = cli.arg("x", "a name")
+        count: int | None = cli.arg(None, "a count")
+        fast: bool = cli.arg(True, "a flag")
+        option: list[str] = cli.list_arg([], "repeatable")
+        pool: list[str] = cli.list_arg(["self"], "several values", nargs="+")
+
+    parser = cli.dataclass_parser("training.x", "A tool.", Args)
+    assert Args(**vars(parser.parse_args([]))) == Args()
+    argv = ["--no-fast", "--option", "a=1", "--option", "b=2", "--pool", "self", "random"]
+    args = Args(**vars(parser.parse_args([*argv, "--count", "3"])))
+    assert args == Args(count=3, fast=False, option=["a=1", "b=2"], pool=["self", "random"])
+    command = cli.command_line("training.x", args)
+    assert command.startswith("python -m training.x --name x --count 3 --no-fast")
+    assert Args(**vars(parser.parse_args(shlex.split(command)[3:]))) == args
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", envs.ids())
 def test_training_smoke_on_every_id(env_id, tmp_path):

@@ -82,28 +82,38 @@ def arg(default: Any, help: str) -> Any:
     return dataclasses.field(default=default, metadata={"help": help})
 
 
+def list_arg(default: list[str], help: str, nargs: str | None = None) -> Any:
+    """A documented ``list[str]`` field: a repeatable ``--x KEY=VALUE`` flag, or with
+    ``nargs`` (``"+"``) one flag taking several values."""
+    metadata = {"help": help} | ({"nargs": nargs} if nargs else {})
+    return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
+
+
+def flag_of(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def dataclass_parser(module: str, doc: str, args_class: type) -> argparse.ArgumentParser:
     """The parser of ``python -m <module>`` with one flag per field of ``args_class`` (a
-    dataclass whose fields carry ``help`` metadata): ``--snake-case`` names, ``bool`` as
-    ``--x``/``--no-x``, ``list[str]`` repeatable, other types from the annotation."""
+    dataclass whose fields carry ``help`` metadata, see ``arg`` and ``list_arg``):
+    ``--snake-case`` names, ``bool`` as ``--x``/``--no-x``, ``list[str]`` repeatable (or
+    taking ``nargs`` values), other types from the annotation."""
     parser = tool_parser(module, doc, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     kinds = {"int": int, "float": float, "str": str, "int | None": int, "float | None": float}
     for f in dataclasses.fields(args_class):
-        flag = "--" + f.name.replace("_", "-")
-        default = [] if f.default is dataclasses.MISSING else f.default
+        flag, help = flag_of(f.name), f.metadata["help"]
         if f.type == "bool":
             parser.add_argument(
-                flag,
-                action=argparse.BooleanOptionalAction,
-                default=default,
-                help=f.metadata["help"],
+                flag, action=argparse.BooleanOptionalAction, default=f.default, help=help
+            )
+        elif f.type == "list[str]" and "nargs" in f.metadata:
+            parser.add_argument(
+                flag, nargs=f.metadata["nargs"], default=f.default_factory(), help=help
             )
         elif f.type == "list[str]":
-            parser.add_argument(
-                flag, action="append", default=[], metavar="KEY=VALUE", help=f.metadata["help"]
-            )
+            parser.add_argument(flag, action="append", default=[], metavar="KEY=VALUE", help=help)
         else:
-            parser.add_argument(flag, type=kinds[f.type], default=default, help=f.metadata["help"])
+            parser.add_argument(flag, type=kinds[f.type], default=f.default, help=help)
     return parser
 
 
@@ -111,10 +121,11 @@ def command_line(module: str, args: Any) -> str:
     """The command that reproduces ``args`` (a dataclass instance; every field spelled out)."""
     words = ["python", "-m", module]
     for f in dataclasses.fields(args):
-        value = getattr(args, f.name)
-        flag = "--" + f.name.replace("_", "-")
+        value, flag = getattr(args, f.name), flag_of(f.name)
         if isinstance(value, bool):
-            words.append(flag if value else "--no-" + f.name.replace("_", "-"))
+            words.append(flag if value else flag_of("no_" + f.name))
+        elif isinstance(value, list) and "nargs" in f.metadata:
+            words += [flag, *value] if value else []
         elif isinstance(value, list):
             for item in value:
                 words += [flag, item]

@@ -29,16 +29,13 @@ model's path is accepted. ``docs/rllib.md`` has running on a Ray cluster and wha
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import json
 import re
-import shlex
 import shutil
-import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +49,7 @@ from envs.core.spec import get_spec
 from training import cli
 from training.agents.policy import policy_metadata
 from training.agents.rllib_policy import RLlibPolicyAgent, build_network, save_rllib_agent
-from training.cli import OPTION_HELP
+from training.cli import OPTION_HELP, arg, list_arg
 from training.tournament import head_to_head
 
 try:
@@ -244,15 +241,11 @@ def policy_network(weights: dict[str, Any], game: Game, hidden: list[int], activ
 
 
 # --- the command line ------------------------------------------------------------------------
-def arg(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
-
-
 @dataclass
 class Args:
     env: str = arg("hiddenhand/pico-v0", "game id, PettingZoo or Gymnasium form")
     num_players: int | None = arg(None, "number of players; default: the game's own default")
-    option: list[str] = field(default_factory=list, metadata={"help": OPTION_HELP})
+    option: list[str] = list_arg([], OPTION_HELP)
     out: str = arg("", "run folder (refused if it holds files, unless --overwrite); required")
     overwrite: bool = arg(False, "replace the run folder's contents if it holds files")
     iterations: int = arg(20, "PPO iterations (each samples --train-batch-size env steps)")
@@ -268,13 +261,12 @@ class Args:
         "Ray cluster: local (start one on this machine), auto (join the cluster `ray start` "
         "made here), HOST:PORT (its GCS) or ray://HOST:PORT (Ray Client)",
     )
-    opponents: list[str] = field(
-        default_factory=lambda: [SELF],
-        metadata={
-            "help": "the pool the other seats are drawn from each episode: self (the shared "
-            "policy, trained: self-play), random, heuristic or any agent the game knows, or a "
-            "saved policy's path (SB3 model.zip or RLlib agent.pt), frozen"
-        },
+    opponents: list[str] = list_arg(
+        [SELF],
+        "the pool the other seats are drawn from each episode: self (the shared policy, "
+        "trained: self-play), random, heuristic or any agent the game knows, or a saved "
+        "policy's path (SB3 model.zip or RLlib agent.pt), frozen",
+        nargs="+",
     )
     reward_mode: str = arg("score", "reward mode of the env: score (dense margin) or win (±1)")
     seed: int = arg(0, "seed of the env runners, the opponents and the network initialisation")
@@ -294,31 +286,10 @@ class Args:
 ADDRESS = re.compile(r"^(local|auto|(ray://)?[A-Za-z0-9._-]+:\d+)$")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = cli.tool_parser(
-        "training.rllib", __doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        help = f.metadata["help"]
-        if f.type == "bool":
-            parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=f.default, help=help
-            )
-        elif f.name == "option":
-            parser.add_argument(flag, action="append", default=[], metavar="KEY=VALUE", help=help)
-        elif f.type == "list[str]":
-            parser.add_argument(flag, nargs="+", default=f.default_factory(), help=help)
-        else:
-            kind = {"int": int, "float": float, "str": str, "int | None": int}[f.type]
-            parser.add_argument(flag, type=kind, default=f.default, help=help)
-    return parser
-
-
 def parse_args(argv: list[str] | None = None) -> tuple[Args, dict[str, Any], Game]:
     """The arguments, the game options and the game, all checked before ray starts (an
     argparse error, exit 2, naming what is allowed)."""
-    parser = build_parser()
+    parser = cli.dataclass_parser("training.rllib", __doc__, Args)
     namespace = parser.parse_args(argv)
     args = Args(**vars(namespace))
     spec, options, game = cli.game_from_args(parser, namespace)
@@ -366,10 +337,6 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, dict[str, Any], Gam
         parser.error(f"--out {args.out} already holds files; pass --overwrite to replace them")
     options = {**options, "reward_mode": args.reward_mode}
     return args, options, game
-
-
-def command_line(argv: list[str]) -> str:
-    return shlex.join(["python", "-m", "training.rllib", *argv])
 
 
 def hidden_sizes(args: Args) -> list[int]:
@@ -477,7 +444,7 @@ EVALUATION_COLUMNS = [
 ]
 
 
-def train(args: Args, options: dict[str, Any], game: Game, argv: list[str]) -> Path:
+def train(args: Args, options: dict[str, Any], game: Game) -> Path:
     """Run the training ``args`` describe; returns the run folder."""
     from ray.tune.utils import flatten_dict
     from tensorboardX import SummaryWriter
@@ -492,7 +459,7 @@ def train(args: Args, options: dict[str, Any], game: Game, argv: list[str]) -> P
         spec.aec_id,
         game,
         game_options,
-        command=command_line(argv),
+        command=cli.command_line("training.rllib", args),
         reward_mode=args.reward_mode,
         opponents=args.opponents,
     )
@@ -565,9 +532,8 @@ def train(args: Args, options: dict[str, Any], game: Game, argv: list[str]) -> P
 
 
 def main(argv: list[str] | None = None) -> Path:
-    argv = list(sys.argv[1:] if argv is None else argv)
     args, options, game = parse_args(argv)
-    return train(args, options, game, argv)
+    return train(args, options, game)
 
 
 if __name__ == "__main__":

@@ -14,16 +14,14 @@ periodic evaluations (CSV) and a learning-curve PNG.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import inspect
 import json
-import shlex
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +40,16 @@ from training.agents.policy import (
     policy_metadata,
     save_policy,
 )
-from training.cli import OPTION_HELP
+from training.cli import OPTION_HELP, arg, list_arg
 from training.imitation import imitation_rounds
 from training.tournament import head_to_head
-
-
-def arg(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
 
 
 @dataclass
 class Args:
     env: str = arg("hiddenhand/Pico-v0", "game id, Gymnasium or PettingZoo form")
     num_players: int | None = arg(None, "number of players; default: the game's own default")
-    option: list[str] = field(default_factory=list, metadata={"help": OPTION_HELP})
+    option: list[str] = list_arg([], OPTION_HELP)
     opponents: str = arg(
         "random:1",
         "opponent mix as name:weight pairs, e.g. random:1,heuristic:1,self:2; a name is an "
@@ -151,42 +145,8 @@ class Args:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = cli.tool_parser(
-        "training.train", __doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type == "bool":
-            parser.add_argument(
-                flag,
-                action=argparse.BooleanOptionalAction,
-                default=f.default,
-                help=f.metadata["help"],
-            )
-        elif f.type == "list[str]":
-            parser.add_argument(
-                flag, action="append", default=[], metavar="KEY=VALUE", help=f.metadata["help"]
-            )
-        else:
-            kind = {"int": int, "float": float, "str": str, "int | None": int}[f.type]
-            parser.add_argument(flag, type=kind, default=f.default, help=f.metadata["help"])
+    parser = cli.dataclass_parser("training.train", __doc__, Args)
     return Args(**vars(parser.parse_args(argv)))
-
-
-def command_line(args: Args) -> str:
-    """The command that reproduces ``args`` (every field spelled out)."""
-    words = ["python", "-m", "training.train"]
-    for f in dataclasses.fields(Args):
-        value = getattr(args, f.name)
-        flag = "--" + f.name.replace("_", "-")
-        if isinstance(value, bool):
-            words.append(flag if value else "--no-" + f.name.replace("_", "-"))
-        elif isinstance(value, list):
-            for item in value:
-                words += [flag, item]
-        elif value is not None and value != "":
-            words += [flag, str(value)]
-    return shlex.join(words)
 
 
 def eval_opponent_names(args: Args) -> list[str]:
@@ -458,12 +418,19 @@ def check_start_model(args: Args, spec, game, net_arch: list[int]):
 
 
 def train(args: Args) -> Path:
+    """Train the run ``args`` describe, after ``check``ing them (a ValueError before
+    anything is created); returns the run folder."""
+    check(args)
+    return run_training(args)
+
+
+def run_training(args: Args) -> Path:
+    """``train`` on arguments already checked."""
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import ConvertCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
-    check(args)
     spec = get_spec(args.env)
     options = game_options(args)
     game = spec.make_game(**options)
@@ -478,7 +445,7 @@ def train(args: Args) -> Path:
     if args.features == "game":
         policy_kwargs["features_extractor_class"] = features_class(spec.name)
         policy_kwargs["features_extractor_kwargs"] = {"options": options}
-    command = command_line(args)
+    command = cli.command_line("training.train", args)
     if args.init_model:  # record how the starting model was made
         start = check_start_model(args, spec, game, net_arch)
         made_by_path = Path(args.init_model).with_suffix(".json")
@@ -604,7 +571,7 @@ def main(argv: list[str] | None = None) -> None:
         check(args)
     except ValueError as error:
         raise SystemExit(f"python -m training.train: error: {error}") from None
-    run = train(args)
+    run = run_training(args)
     print(f"run folder: {run}")
     if not args.final_eval_games:
         return
