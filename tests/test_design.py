@@ -1,6 +1,7 @@
-"""The design's one-way dependencies: no import circle anywhere in ``envs``, and nothing
-under ``envs`` names ``training`` (its agents arrive through the ``hiddenhand.agents``
-entry point).
+"""The design's one-way dependencies and plain shapes: no import circle anywhere in
+``envs`` or ``training``, nothing under ``envs`` names ``training`` (its agents arrive
+through the ``hiddenhand.agents`` entry point), ``envs`` imports without SB3, no class is
+made inside a function, and every ``"module:attribute"`` string names something.
 
 Every import counts, wherever it is written: at the top, inside a function (a deferred
 import) or under ``TYPE_CHECKING``, since each is an arrow a reader has to follow.
@@ -11,8 +12,12 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import subprocess
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ENVS = ROOT / "envs"
@@ -44,8 +49,9 @@ def imported_modules(path: Path, modules: set[str] | frozenset[str] = frozenset(
     return names
 
 
-def envs_graph() -> dict[str, set[str]]:
-    modules = {module_name(p): p for p in ENVS.rglob("*.py")}
+def import_graph(folder: Path) -> dict[str, set[str]]:
+    """Each module under ``folder`` -> the modules under it that it imports."""
+    modules = {module_name(p): p for p in folder.rglob("*.py")}
     return {
         name: {m for m in imported_modules(path, set(modules)) if m in modules and m != name}
         for name, path in modules.items()
@@ -78,11 +84,39 @@ def test_the_cycle_finder_finds_a_deferred_circle(tmp_path):
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
 
 
-def test_envs_has_no_import_circle():
-    graph = envs_graph()
+@pytest.mark.parametrize("folder", [ENVS, TRAINING], ids=["envs", "training"])
+def test_no_import_circle(folder):
+    graph = import_graph(folder)
     assert len(graph) > 20 and any(graph.values())
     cycle = find_cycle(graph)
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_envs_imports_without_sb3():
+    """``import envs`` and a batched engine need numpy, Gymnasium and PettingZoo only:
+    ``make_vec`` imports SB3 when called (``envs.core.sb3_vec_env``)."""
+    code = (
+        "import sys, envs\n"
+        "envs.get_spec('hiddenhand/pico-v0').engine(4, seed=0)\n"
+        "heavy = {'stable_baselines3', 'sb3_contrib', 'torch', 'ray', 'scipy'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_no_class_is_made_inside_a_function():
+    """Classes at module level: one definition a reader finds, picklable, not remade at
+    every call."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{inner.lineno} {inner.name} in {node.name}()"
+        for folder in (ENVS, TRAINING)
+        for path in folder.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.ClassDef)
+    ]
+    assert not offenders, offenders
 
 
 def code_strings(path: Path) -> list[str]:
