@@ -6,6 +6,8 @@
 - ``easter``, ``forslag``, ``pick_and_pack``, ``pickup``, ``pico``: each game's scripting
   helpers (building and playing positions), for the several test files of that game.
   A helper that one file needs lives in that file.
+- ``tests/lockstep.py`` (imported, not a fixture): reference games and a batched engine
+  played in lockstep, for the engines' tests.
 """
 
 from __future__ import annotations

@@ -1,51 +1,124 @@
-"""Every configuration of every game has a batched engine, and it plays the rules' game:
-a short generic lockstep (the per-game files ``test_vector_<game>.py`` go deeper). Where
-the rules draw chance during a step (a new hand's shuffle), the engine draws its own, so
-that row is loaded again from the reference."""
+"""What every batched engine does alike, tested once over every configuration of every
+game (``env_id, config``: see ``tests/conftest.py``) or once per game: it plays the
+rules' game (random and hypothesis-drawn play, any position loaded into any row),
+refuses bad input without changing anything, and serves ``make_vec`` (seeding, the
+heuristic opponent, MaskablePPO). The per-game files ``test_vector_<game>.py`` go
+deeper: the engine's own deals, each game's phases and ``make_vec`` against the
+Gymnasium view. Where the rules draw chance during a step (a new hand's shuffle), the
+engine draws its own, so that row is loaded again from the reference."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lockstep import Dealer, Lockstep, new_table, play_part_way
 
 import envs
 from envs.core.batched import random_actions
+from envs.core.game import IllegalActionError
 from envs.core.table import Table
 from envs.core.vector import engine_class
 
-
-def test_the_engine_plays_the_rules_game(env_id, config):
-    spec = envs.get_spec(env_id)
-    engine = engine_class(spec)(4, seed=0, **config)
-    game = engine.game
-    tables = []
-    for seed in range(4):
-        table = Table(game, "score")
-        table.reset(np.random.default_rng(seed))
-        tables.append(table)
-    engine.load([t.state for t in tables])
-    rng = np.random.default_rng(1)
-    for _ in range(40):
-        observations, masks, choosers = engine.observations(), engine.masks(), engine.choosers()
-        for b, table in enumerate(tables):
-            assert choosers[b].tolist() == [p in table.choosers for p in range(game.num_players)]
-            for p in range(game.num_players):
-                np.testing.assert_array_equal(observations[b, p], table.observation(p))
-                np.testing.assert_array_equal(masks[b, p], table.legal_mask(p).astype(bool))
-        actions = random_actions(masks, rng)
-        _, terminated, _ = engine.step(actions)
-        for b, table in enumerate(tables):
-            before = table.state.rng.bit_generator.state
-            for p in table.waiting_for():
-                table.commit(p, int(actions[b, p]))
-            assert terminated[b] == table.terminal
-            if table.terminal:
-                table.reset(np.random.default_rng(100 + b))
-                engine.load([table.state], [b])
-            elif table.state.rng.bit_generator.state != before:  # chance: the rules' draw
-                engine.load([table.state], [b])
+#: Every configuration of every game, for hypothesis to draw from.
+CASES = [
+    (env_id, config) for env_id in envs.ids() for config in envs.get_spec(env_id).configurations
+]
 
 
+def new_engine(env_id: str, config: dict, num_envs: int, reward_mode: str = "score"):
+    return engine_class(envs.get_spec(env_id))(num_envs, reward_mode=reward_mode, seed=0, **config)
+
+
+@pytest.mark.parametrize("reward_mode", ["win", "score"])
+def test_the_engine_plays_the_rules_game(env_id, config, reward_mode):
+    engine = new_engine(env_id, config, 4, reward_mode)
+    dealer = Dealer(engine.game, reward_mode, seed=0)
+    lockstep = Lockstep(engine, {b: dealer() for b in range(4)}, refill=dealer)
+    lockstep.play(np.random.default_rng(1), games=4)
+    lockstep.check_views(np.random.default_rng(2))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    case=st.sampled_from(CASES),
+    reward_mode=st.sampled_from(["win", "score"]),
+    seed=st.integers(0, 2**32 - 1),
+    data=st.data(),
+)
+def test_hypothesis_games_match_the_rules(case, reward_mode, seed, data) -> None:
+    """Two games of any configuration, every chooser's action drawn by hypothesis."""
+    env_id, config = case
+    engine = new_engine(env_id, config, 2, reward_mode)
+    dealer = Dealer(engine.game, reward_mode, seed)
+    lockstep = Lockstep(engine, {0: dealer(), 1: dealer()}, refill=dealer)
+    rng = np.random.default_rng(seed)
+    while lockstep.finished < 2:
+        lockstep.check_views(rng)
+        masks, choosers = engine.masks(), engine.choosers()
+        actions = np.zeros(choosers.shape, dtype=np.int64)
+        for b, p in np.argwhere(choosers).tolist():
+            actions[b, p] = data.draw(st.sampled_from(np.flatnonzero(masks[b, p]).tolist()))
+        lockstep.step(rng, actions)
+
+
+def test_load_puts_any_position_into_a_row(env_id, config):
+    """Reference games played part way and positions resampled for a seat
+    (``Table.determinise``), loaded into any rows in any order, then played on in
+    lockstep to the end; a row is loaded once a call."""
+    game = envs.get_spec(env_id).make_game(**config)
+    rng = np.random.default_rng(game.num_players)
+    tables: list[Table] = []
+    seed = 0
+    while len(tables) < 16:  # 8 positions and a determinisation of each
+        seed += 1
+        table = new_table(game, "score", seed)
+        play_part_way(table, rng, int(rng.integers(0, game.max_decisions // game.num_players)))
+        if not table.terminal:
+            tables += [table, table.determinise(int(rng.integers(game.num_players)), rng)]
+    engine = new_engine(env_id, config, len(tables) + 2)
+    rows = rng.permutation(len(tables)) + 2  # rows 0 and 1 play their own games
+    Lockstep(engine, dict(zip(rows.tolist(), tables, strict=True))).play_to_the_end(rng)
+    with pytest.raises(ValueError, match="one state per distinct row"):
+        engine.load([new_table(game, "win", 0).state], [0, 1])
+
+
+@pytest.mark.parametrize("steps", [0, 9])
+def test_an_illegal_action_raises_and_changes_nothing(env_id, config, steps):
+    """An illegal choice (a legal-looking one, -1, one past the last action), a wrong
+    shape or a dtype that is not integer raises ``IllegalActionError`` naming the game,
+    the seat and the action, and changes nothing; a seat that does not choose may send
+    anything."""
+    engine = new_engine(env_id, config, 6)
+    rng = np.random.default_rng(steps)
+    for _ in range(steps):  # some way into the games
+        engine.step(random_actions(engine.masks(), rng))
+    views = (engine.observations, engine.masks, engine.choosers, engine.scores)
+    before = [np.array(view()) for view in views]
+    actions = random_actions(engine.masks(), rng)
+    row = 4
+    seat = int(np.flatnonzero(engine.choosers()[row])[0])
+    masked_out = np.flatnonzero(~engine.masks()[row, seat])[:1].tolist()
+    for bad in [*masked_out, -1, engine.num_actions]:
+        wrong = actions.copy()
+        wrong[row, seat] = bad
+        with pytest.raises(
+            IllegalActionError, match=f"game {row}: action {bad} is illegal for player {seat}"
+        ):
+            engine.step(wrong)
+    with pytest.raises(IllegalActionError, match="shape"):
+        engine.step(actions[:, :1])
+    with pytest.raises(IllegalActionError, match="integer"):
+        engine.step(actions.astype(np.float64))
+    for old, view in zip(before, views, strict=True):
+        np.testing.assert_array_equal(old, view())
+    waiting = np.flatnonzero(~engine.choosers()[row])
+    actions[row, waiting] = 10**6  # seats that do not choose now: ignored
+    engine.step(actions)
+
+
+# --- make_vec ---------------------------------------------------------------------------------
 def test_make_vec_ends_a_game_on_an_illegal_action_like_the_gymnasium_view(env_id, config):
     """An illegal action loses that game alone (reward -1, done, the reason in its info,
     its last observation as the terminal one); the row plays on from a new deal."""
@@ -64,6 +137,86 @@ def test_make_vec_ends_a_game_on_an_illegal_action_like_the_gymnasium_view(env_i
     assert "illegal_action" not in infos[0] | infos[2]
 
 
+def test_make_vec_is_seeded(env_id, config):
+    """``seed(s)`` then ``reset()`` deals the same games to the same seats again."""
+    vec_env = envs.make_vec(envs.get_spec(env_id).gym_id, 16, "heuristic", seed=4, **config)
+    first = vec_env.reset()
+    seats = vec_env.seats.copy()
+    vec_env.step(np.argmax(vec_env.action_masks(), axis=1))
+    vec_env.seed(4)
+    np.testing.assert_array_equal(vec_env.reset(), first)
+    np.testing.assert_array_equal(vec_env.seats, seats)
+    assert len(set(seats.tolist())) > 1  # the learner's seat is drawn per game
+
+
+#: A random learner against the heuristic in every other seat (make_vec plays the batched
+#: heuristic where the engine has one, else the agent game by game): the game, its
+#: options, games in lockstep, games to finish, and the learner's most wins or least losses.
+AGAINST_THE_HEURISTIC = [
+    ("pico", {}, 256, 1000, {"lost": 0.6}),
+    ("pickup", {"num_players": 3}, 64, 200, {"lost": 0.6}),
+    ("forslag", {"num_players": 3}, 64, 150, {"won": 0.2}),
+    ("easter_collection", {"num_players": 3}, 16, 32, {"lost": 0.5}),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "num_envs", "games", "bound"),
+    AGAINST_THE_HEURISTIC,
+    ids=[case[0] for case in AGAINST_THE_HEURISTIC],
+)
+def test_the_heuristic_opponent_beats_a_random_learner(name, options, num_envs, games, bound):
+    vec_env = envs.make_vec(
+        envs.get_spec(f"hiddenhand/{name}-v0").gym_id, num_envs, "heuristic", seed=0, **options
+    )
+    vec_env.reset()
+    rng = np.random.default_rng(0)
+    results: list[float] = []
+    while len(results) < games:
+        masks = vec_env.action_masks()
+        assert masks.any(axis=1).all()
+        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
+        _, rewards, dones, _ = vec_env.step(actions)
+        results += rewards[dones].tolist()
+    results = np.array(results)
+    if "lost" in bound:
+        assert np.mean(results < 0) > bound["lost"]
+    else:
+        assert np.mean(results > 0) < bound["won"]
+
+
+#: MaskablePPO's first steps on make_vec: the game, its options and the opponent.
+PPO_CASES = [
+    ("pico", {}, "heuristic"),
+    ("pickup", {}, "heuristic"),
+    ("forslag", {"num_players": 3}, "random"),
+    ("pick_and_pack", {}, "heuristic"),
+    ("easter_collection", {"num_players": 3}, "random"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "opponent"), PPO_CASES, ids=[case[0] for case in PPO_CASES]
+)
+def test_maskable_ppo_learns_on_make_vec(name, options, opponent):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny networks: more threads only wait for each other
+    try:
+        gym_id = envs.get_spec(f"hiddenhand/{name}-v0").gym_id
+        vec_env = envs.make_vec(gym_id, num_envs=16, opponent=opponent, seed=0, **options)
+        model = MaskablePPO(
+            "MlpPolicy", vec_env, n_steps=32, batch_size=128, n_epochs=2, seed=0, device="cpu"
+        )
+        model.learn(512)
+        assert model.num_timesteps >= 512
+    finally:
+        torch.set_num_threads(threads)
+
+
+# --- the engines' shared parts ------------------------------------------------------------
 @pytest.mark.parametrize("waiting", [0, 3], ids=["every-seat-chooses", "one-seat-of-four"])
 @pytest.mark.parametrize("width", [5, 260])
 def test_random_actions_are_legal_and_uniform(waiting, width):

@@ -15,13 +15,11 @@ import functools
 import gymnasium
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from lockstep import Dealer, Lockstep, new_table
 
 import envs
 from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
-from envs.core.table import Table
 from envs.forslag import SPEC
 from envs.forslag.rules import COPIES, FULL_DECK, ForslagGame
 from envs.forslag.vector import NO_CARD, ONE_CARD, ForslagVector
@@ -34,12 +32,6 @@ CONFIG_IDS = [f"{n}p-{mode}" for n, mode in CONFIGS]
 @functools.cache
 def make_game(num_players: int, board_play: str) -> ForslagGame:
     return ForslagGame.from_options(num_players=num_players, board_play=board_play)
-
-
-def new_table(game: ForslagGame, reward_mode: str, seed: int) -> Table:
-    table = Table(game, reward_mode)
-    table.reset(np.random.default_rng(seed))
-    return table
 
 
 def reference_deal(num_players: int, seed: int) -> tuple[np.ndarray, int]:
@@ -73,72 +65,6 @@ def card_places(engine: ForslagVector) -> np.ndarray:
     return places + ONE_CARD[engine.game_card]
 
 
-class Lockstep:
-    """``count`` reference tables and an engine whose rows are loaded from their states;
-    a finished reference game is replaced by a new one, loaded into the engine's row."""
-
-    def __init__(
-        self, num_players: int, board_play: str, reward_mode: str, count: int, seed: int
-    ) -> None:
-        self.game = make_game(num_players, board_play)
-        self.n = num_players
-        self.reward_mode, self.seed, self.dealt = reward_mode, seed, 0
-        self.tables = [self.new_table() for _ in range(count)]
-        self.engine = ForslagVector(
-            count,
-            reward_mode=reward_mode,
-            seed=seed,
-            num_players=num_players,
-            board_play=board_play,
-        )
-        self.engine.load([t.state for t in self.tables])
-        self.finished = 0
-
-    def new_table(self) -> Table:
-        self.dealt += 1
-        return new_table(self.game, self.reward_mode, self.seed * 100_003 + self.dealt)
-
-    def check_views(self) -> None:
-        engine, n = self.engine, self.n
-        observations, masks, choosers = engine.observations(), engine.masks(), engine.choosers()
-        scores = engine.scores()
-        assert observations.dtype == np.float32 and masks.dtype == bool
-        assert observations.shape == (len(self.tables), n, engine.observation_size)
-        expected = np.array([[t.observation(p) for p in range(n)] for t in self.tables])
-        np.testing.assert_array_equal(observations, expected)
-        expected = np.array([[t.legal_mask(p) for p in range(n)] for t in self.tables])
-        np.testing.assert_array_equal(masks, expected.astype(bool))
-        for b, table in enumerate(self.tables):
-            assert np.flatnonzero(choosers[b]).tolist() == list(table.state.to_act())
-        np.testing.assert_array_equal(scores, [t.state.scores() for t in self.tables])
-        picked = np.arange(len(self.tables))[:5]
-        seats = np.arange(len(picked)) % n
-        np.testing.assert_array_equal(engine.observe(picked, seats), observations[picked, seats])
-
-    def step(self, actions: np.ndarray, games: np.ndarray | None = None) -> None:
-        """Step the engine's rows ``games`` (default: all) and their tables alike."""
-        n = self.n
-        rows = np.arange(len(self.tables)) if games is None else games
-        rewards, terminated, info = self.engine.step(actions, games)
-        done = info["done"].tolist()
-        assert done == rows[terminated].tolist()
-        for i, b in enumerate(rows.tolist()):
-            table = self.tables[b]
-            for p in table.state.to_act():
-                expected = table.commit(p, int(actions[i, p]))
-            np.testing.assert_array_equal(rewards[i], expected)
-            assert bool(terminated[i]) == table.terminal
-            if table.terminal:
-                j = done.index(b)
-                for p in range(n):
-                    final = info["terminal_observations"][j, p]
-                    np.testing.assert_array_equal(final, table.observation(p))
-                np.testing.assert_array_equal(info["terminal_scores"][j], table.state.scores())
-                self.tables[b] = table = self.new_table()
-                self.engine.load([table.state], [b])
-                self.finished += 1
-
-
 def random_choices(masks: np.ndarray, choosers: np.ndarray, rng) -> np.ndarray:
     """Uniform legal actions for the choosers, and anything (here: junk) for the others,
     which the engine must ignore."""
@@ -150,39 +76,20 @@ def random_choices(masks: np.ndarray, choosers: np.ndarray, rng) -> np.ndarray:
 @pytest.mark.parametrize(("num_players", "board_play"), CONFIGS, ids=CONFIG_IDS)
 def test_games_match_the_rules(num_players: int, board_play: str, reward_mode: str) -> None:
     """Sixty games per configuration and reward mode (120 per configuration), with some
-    steps on a subset of the rows."""
-    lockstep = Lockstep(num_players, board_play, reward_mode, count=30, seed=num_players)
+    steps on a subset of the rows (``tests/lockstep.py``)."""
+    game = make_game(num_players, board_play)
+    dealer = Dealer(game, reward_mode, seed=num_players)
+    engine = ForslagVector(
+        30,
+        reward_mode=reward_mode,
+        seed=num_players,
+        num_players=num_players,
+        board_play=board_play,
+    )
+    lockstep = Lockstep(engine, {b: dealer() for b in range(30)}, refill=dealer)
     rng = np.random.default_rng(7)
-    while lockstep.finished < 60:
-        lockstep.check_views()
-        engine = lockstep.engine
-        actions = random_choices(engine.masks(), engine.choosers(), rng)
-        if rng.random() < 0.3:  # only some rows move
-            games = np.flatnonzero(rng.random(len(actions)) < 0.5)
-            lockstep.step(actions[games], games)
-        else:
-            lockstep.step(actions)
-    lockstep.check_views()
-
-
-@settings(max_examples=25, deadline=None)
-@given(
-    config=st.sampled_from(CONFIGS),
-    reward_mode=st.sampled_from(["win", "score"]),
-    seed=st.integers(0, 2**32 - 1),
-    data=st.data(),
-)
-def test_hypothesis_games_match_the_rules(config, reward_mode, seed, data) -> None:
-    num_players, board_play = config
-    lockstep = Lockstep(num_players, board_play, reward_mode, count=2, seed=seed)
-    while lockstep.finished < 2:
-        lockstep.check_views()
-        masks, choosers = lockstep.engine.masks(), lockstep.engine.choosers()
-        actions = np.zeros(choosers.shape, dtype=np.int64)
-        for b, p in zip(*np.nonzero(choosers), strict=True):
-            legal = np.flatnonzero(masks[b, p]).tolist()
-            actions[b, p] = data.draw(st.sampled_from(legal))
-        lockstep.step(actions)
+    lockstep.play(rng, games=60)
+    lockstep.check_views(rng)
 
 
 @pytest.mark.parametrize(("num_players", "board_play"), CONFIGS, ids=CONFIG_IDS)
@@ -302,30 +209,20 @@ def test_own_deals_are_valid_seeded_and_distinct(num_players: int, board_play: s
     check_fresh(np.array([5, 7]))
 
 
-def test_illegal_action_raises_and_changes_nothing() -> None:
+def test_an_illegal_draft_raises_and_changes_nothing() -> None:
+    """A draft (one seat choosing) refuses a play's action as a play refuses any illegal
+    one (``test_vector_every_game``), and changes nothing."""
     engine = ForslagVector(16, seed=0, num_players=4, board_play="simultaneous")
     rng = np.random.default_rng(0)
-    while not (engine.choosers().all(axis=1).any() and (engine.choosers().sum(1) == 1).any()):
-        engine.step(random_actions(engine.masks(), rng))  # until some play, some draft
-    game = int(np.flatnonzero(engine.choosers().all(axis=1))[0])
+    while not (engine.choosers().sum(axis=1) == 1).any():
+        engine.step(random_actions(engine.masks(), rng))  # until some draft
     before = (engine.observations(), engine.masks(), engine.choosers(), engine.scores())
-    actions = random_actions(engine.masks(), rng)
-    bad = int(np.flatnonzero(~engine.masks()[game, 2])[0])
-    actions[game, 2] = bad
-    with pytest.raises(
-        IllegalActionError, match=f"game {game}: action {bad} is illegal for player 2"
-    ):
-        engine.step(actions)
     drafting = int(np.flatnonzero(engine.choosers().sum(axis=1) == 1)[0])
     seat = int(np.flatnonzero(engine.choosers()[drafting])[0])
     actions = random_actions(engine.masks(), rng)
     actions[drafting, seat] = 50
     with pytest.raises(IllegalActionError, match=f"game {drafting}: action 50 is illegal"):
         engine.step(actions)
-    with pytest.raises(IllegalActionError, match="shape"):
-        engine.step(actions[:, :1])
-    with pytest.raises(IllegalActionError, match="integer"):
-        engine.step(actions.astype(np.float64))
     after = (engine.observations(), engine.masks(), engine.choosers(), engine.scores())
     for old, new in zip(before, after, strict=True):
         np.testing.assert_array_equal(old, new)
@@ -489,26 +386,3 @@ def test_make_vec_matches_the_gymnasium_view_from_loaded_positions(
         observations = vec_env.engine.observations_of(vec_env.seats)
         for b, view in enumerate(views):
             np.testing.assert_array_equal(observations[b], view.unwrapped._observe())
-
-
-def test_maskable_ppo_learns_on_make_vec(one_torch_thread) -> None:
-    from sb3_contrib import MaskablePPO
-
-    vec_env = envs.make_vec(FORSLAG, num_envs=16, seed=0, num_players=3)
-    model = MaskablePPO("MlpPolicy", vec_env, n_steps=32, batch_size=128, seed=0, device="cpu")
-    model.learn(512)
-    assert model.num_timesteps >= 512
-
-
-def test_heuristic_opponent_in_make_vec_beats_random() -> None:
-    """No batched heuristic: make_vec plays ``ForslagHeuristic`` game by game."""
-    vec_env = envs.make_vec(FORSLAG, num_envs=64, opponent="heuristic", seed=0, num_players=3)
-    vec_env.reset()
-    rng = np.random.default_rng(0)
-    results: list[float] = []
-    while len(results) < 150:
-        masks = vec_env.action_masks()
-        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
-        _, rewards, dones, _ = vec_env.step(actions)
-        results += rewards[dones].tolist()
-    assert np.mean(np.array(results) > 0) < 0.2  # a random learner rarely wins

@@ -20,12 +20,9 @@ from collections import Counter
 import gymnasium
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import envs
 from envs.core.batched import random_actions
-from envs.core.game import IllegalActionError
 from envs.core.table import Table
 from envs.pick_and_pack import SPEC
 from envs.pick_and_pack.layout import SOURCE
@@ -198,28 +195,6 @@ def test_other_options_match_the_rules(options: dict) -> None:
     while lockstep.finished < 20:
         lockstep.check_views(rng)
         lockstep.step(noisy_actions(lockstep.engine, rng))
-
-
-@settings(max_examples=12, deadline=None)
-@given(
-    config=st.sampled_from(CONFIGS),
-    reward_mode=st.sampled_from(["win", "score"]),
-    via=st.sampled_from(["load", "deal"]),
-    seed=st.integers(0, 2**32 - 1),
-    data=st.data(),
-)
-def test_hypothesis_games_match_the_rules(config, reward_mode, via, seed, data) -> None:
-    """Two games at a time, every chooser's action drawn by hypothesis."""
-    lockstep = Lockstep(config, reward_mode, count=2, seed=seed, via=via)
-    rng = np.random.default_rng(seed)
-    while lockstep.finished < 2:
-        lockstep.check_views(rng)
-        masks, choosers = lockstep.engine.masks(), lockstep.engine.choosers()
-        actions = np.zeros(choosers.shape, dtype=np.int64)
-        for b, p in np.argwhere(choosers).tolist():
-            legal = np.flatnonzero(masks[b, p]).tolist()
-            actions[b, p] = data.draw(st.sampled_from(legal))
-        lockstep.step(actions)
 
 
 # --- load -------------------------------------------------------------------------------
@@ -461,30 +436,6 @@ def test_scores_beyond_int8(crates: str) -> None:
     play_on(engine, [table], np.random.default_rng(1))
 
 
-def test_illegal_action_raises_and_changes_nothing() -> None:
-    engine = PickAndPackVector(4, seed=0, placement="random")  # one chooser a game
-    before = (engine.observations(), engine.masks(), engine.choosers(), engine.scores())
-    actions = random_actions(engine.masks(), np.random.default_rng(0))
-    seat = int(np.flatnonzero(engine.choosers()[2])[0])
-    for bad in (int(np.flatnonzero(~engine.masks()[2, seat])[0]), NUM_ACTIONS, -1):
-        wrong = actions.copy()
-        wrong[2, seat] = bad
-        with pytest.raises(
-            IllegalActionError, match=f"game 2: action {bad} is illegal for player {seat}"
-        ):
-            engine.step(wrong)
-    with pytest.raises(IllegalActionError, match="shape"):
-        engine.step(actions[:, :1])
-    with pytest.raises(IllegalActionError, match="integer"):
-        engine.step(actions.astype(np.float64))
-    after = (engine.observations(), engine.masks(), engine.choosers(), engine.scores())
-    for a, b in zip(before, after, strict=True):
-        np.testing.assert_array_equal(a, b)
-    wrong = actions.copy()
-    wrong[2, 1 - seat] = 10**6  # a seat that does not choose: ignored
-    engine.step(wrong)
-
-
 def test_every_option_is_played() -> None:
     for options in [*CONFIGS, *OTHER_OPTIONS]:
         engine = PickAndPackVector(2, seed=0, **options)
@@ -575,14 +526,3 @@ def test_make_vec_matches_the_gymnasium_view(config: dict, reward_mode: str, sea
             np.testing.assert_array_equal(observations[b], after)
     if config["placement"] != "simultaneous":
         assert opponent_first > 0  # the path where the opponent plays first was taken
-
-
-def test_make_vec_heuristic_opponent_and_maskable_ppo() -> None:
-    """The heuristic opponent (the per-game agent, game by game) in make_vec, and a short
-    MaskablePPO run on it."""
-    from sb3_contrib import MaskablePPO
-
-    vec_env = envs.make_vec(GYM, num_envs=8, opponent="heuristic", seed=0)
-    model = MaskablePPO("MlpPolicy", vec_env, n_steps=32, batch_size=128, seed=0, device="cpu")
-    model.learn(256)
-    assert model.num_timesteps >= 256

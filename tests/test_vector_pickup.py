@@ -19,8 +19,6 @@ from collections.abc import Callable
 import gymnasium
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import envs
 from envs.core.batched import random_actions
@@ -233,30 +231,6 @@ def test_other_targets_match_the_rules(options: dict) -> None:
     assert lockstep.finished >= 12
 
 
-@settings(max_examples=25, deadline=None)
-@given(
-    options=st.sampled_from(CONFIGS),
-    reward_mode=st.sampled_from(["win", "score"]),
-    seed=st.integers(0, 2**32 - 1),
-    data=st.data(),
-)
-def test_hypothesis_games_match_the_rules(options, reward_mode, seed, data) -> None:
-    lockstep = fresh_lockstep(options, reward_mode, count=2, seed=seed)
-    n = options["num_players"]
-    while lockstep.finished < 2 and lockstep.steps < 120:
-        lockstep.check_views()
-        masks, choosers = lockstep.engine.masks(), lockstep.engine.choosers()
-        actions = np.zeros(masks.shape[:2], dtype=np.int64)
-        for b in range(masks.shape[0]):
-            for p in range(n):
-                if choosers[b, p]:
-                    legal = np.flatnonzero(masks[b, p]).tolist()
-                    actions[b, p] = data.draw(st.sampled_from(legal))
-                else:
-                    actions[b, p] = data.draw(st.integers(-3, 12))  # ignored
-        lockstep.step(actions)
-
-
 def played_part_way(
     game: PickupGame, reward_mode: str, rng: np.random.Generator, seed: int
 ) -> Table | None:
@@ -416,7 +390,9 @@ def test_a_longer_games_next_hand_passes_the_deal_left() -> None:
     assert ours["hand"].sum() == game.hand_size and ours["pool"].sum() == POOL_SIZE
 
 
-def test_illegal_action_raises_and_changes_nothing() -> None:
+def test_an_illegal_pickup_choice_raises_and_changes_nothing() -> None:
+    """In a pickup choice (one seat choosing a pool rank) an illegal rank is refused as an
+    illegal card is in play (``test_vector_every_game``), the engine's own arrays kept."""
     engine = PickupVector(64, num_players=4, seed=0)
     rng = np.random.default_rng(1)
     while not (engine.chooser >= 0).any():
@@ -426,22 +402,15 @@ def test_illegal_action_raises_and_changes_nothing() -> None:
     scores = engine.scores()
     row = int(np.flatnonzero(engine.chooser >= 0)[0])
     seat = int(engine.chooser[row])
-    playing = int(np.flatnonzero(engine.chooser < 0)[0])
     actions = random_actions(engine.masks(), rng)
-    for game, player in ((row, seat), (playing, 2)):
-        bad = actions.copy()
-        bad[game, player] = int(np.flatnonzero(~engine.masks()[game, player])[0])
-        message = f"game {game}: action {bad[game, player]} is illegal for player {player}"
-        with pytest.raises(IllegalActionError, match=message):
-            engine.step(bad)
-    out_of_range = actions.copy()
-    out_of_range[row, seat] = 10
+    bad = actions.copy()
+    bad[row, seat] = int(np.flatnonzero(~engine.masks()[row, seat])[0])
+    message = f"game {row}: action {bad[row, seat]} is illegal for player {seat}"
+    with pytest.raises(IllegalActionError, match=message):
+        engine.step(bad)
+    bad[row, seat] = 10
     with pytest.raises(IllegalActionError, match=f"game {row}: action 10 is illegal"):
-        engine.step(out_of_range)
-    with pytest.raises(IllegalActionError, match="shape"):
-        engine.step(actions[:, :2])
-    with pytest.raises(IllegalActionError, match="integer"):
-        engine.step(actions.astype(float))
+        engine.step(bad)
     np.testing.assert_array_equal(engine.observations(), before[0])
     np.testing.assert_array_equal(engine.masks(), before[1])
     np.testing.assert_array_equal(engine.choosers(), before[2])
@@ -626,20 +595,6 @@ def test_the_engines_imagined_deals_have_the_heuristics_law() -> None:
     assert (np.sort(perms, axis=2) == np.arange(count)).all()
 
 
-def test_heuristic_opponent_beats_random_in_make_vec() -> None:
-    """The learner plays random moves against the batched heuristic and loses mostly."""
-    vec_env = envs.make_vec(PICKUP, num_envs=64, opponent="heuristic", seed=0, num_players=3)
-    vec_env.reset()
-    rng = np.random.default_rng(0)
-    results: list[float] = []
-    while len(results) < 200:
-        masks = vec_env.action_masks()
-        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
-        _, rewards, dones, _ = vec_env.step(actions)
-        results += rewards[dones].tolist()
-    assert np.mean(np.array(results) < 0) > 0.6
-
-
 # --- make_vec -------------------------------------------------------------------------
 def untrained_policy(options: dict):
     from sb3_contrib import MaskablePPO
@@ -746,12 +701,3 @@ def test_make_vec_matches_the_gymnasium_view(options: dict, reward_mode: str) ->
     assert len(alone) > 20 and ended_alone  # the opponents' turns, some ending games
     if options.get("target_score"):
         assert len(reshuffled) > 5
-
-
-def test_maskable_ppo_learns_on_make_vec() -> None:
-    from sb3_contrib import MaskablePPO
-
-    vec_env = envs.make_vec(PICKUP, num_envs=16, opponent="heuristic", seed=0)
-    model = MaskablePPO("MlpPolicy", vec_env, n_steps=32, batch_size=128, seed=0, device="cpu")
-    model.learn(512)
-    assert model.num_timesteps >= 512

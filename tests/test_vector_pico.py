@@ -16,12 +16,9 @@ import itertools
 import gymnasium
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import envs
 from envs.core.batched import random_actions
-from envs.core.game import IllegalActionError
 from envs.core.table import Table
 from envs.pico.heuristic import PicoHeuristic, heuristic_actions, heuristic_values
 from envs.pico.rules import DECK_COUNTS, VALUES, PicoGame, winners
@@ -99,26 +96,6 @@ def test_two_hundred_games_match_the_rules(num_players: int, reward_mode: str) -
     lockstep.check_views()
 
 
-@settings(max_examples=30, deadline=None)
-@given(
-    num_players=st.sampled_from([2, 3]),
-    reward_mode=st.sampled_from(["win", "score"]),
-    seed=st.integers(0, 2**32 - 1),
-    data=st.data(),
-)
-def test_hypothesis_games_match_the_rules(num_players, reward_mode, seed, data) -> None:
-    lockstep = Lockstep(num_players, reward_mode, count=3, seed=seed)
-    while lockstep.finished < 3:
-        lockstep.check_views()
-        masks = lockstep.engine.masks()
-        actions = np.zeros(masks.shape[:2], dtype=np.int64)
-        for b in range(masks.shape[0]):
-            for p in range(num_players):
-                legal = np.flatnonzero(masks[b, p]).tolist()
-                actions[b, p] = data.draw(st.sampled_from(legal))
-        lockstep.step(actions)
-
-
 @pytest.mark.parametrize("num_players", [2, 3])
 def test_own_deals_are_whole_decks_and_seeded(num_players: int) -> None:
     engine = PicoVector(500, num_players=num_players, seed=3)
@@ -134,19 +111,6 @@ def test_own_deals_are_whole_decks_and_seeded(num_players: int) -> None:
         assert (engine.sets.sum(axis=1) + engine.aside == DECK_COUNTS[num_players]).all()
         assert (engine.round[info["done"]] == 0).all()
         assert engine.hand_sizes.min() >= 2 and engine.masks().any(axis=2).all()
-
-
-def test_illegal_action_raises_and_changes_nothing() -> None:
-    engine = PicoVector(4, seed=0)
-    before = engine.observations()
-    actions = np.argmax(engine.masks(), axis=2)
-    bad = int(np.flatnonzero(~engine.masks()[2, 1])[0])
-    actions[2, 1] = bad
-    with pytest.raises(IllegalActionError, match=f"game 2: action {bad} is illegal for player 1"):
-        engine.step(actions)
-    with pytest.raises(IllegalActionError, match="shape"):
-        engine.step(actions[:, :1])
-    np.testing.assert_array_equal(engine.observations(), before)
 
 
 def reference_card_values(game: PicoGame, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -280,14 +244,10 @@ def test_make_vec_matches_the_gymnasium_view(num_players: int, reward_mode: str)
             np.testing.assert_array_equal(observations[b], view.unwrapped._observe())
 
 
-def test_make_vec_opponents_and_seeding() -> None:
+def test_make_vec_opponents_and_seats() -> None:
     vec_env = envs.make_vec(PICO, num_envs=64, opponent="heuristic", seed=4, num_players=3)
-    first = vec_env.reset()
-    seats = vec_env.seats.copy()
-    vec_env.seed(4)
-    np.testing.assert_array_equal(vec_env.reset(), first)
-    np.testing.assert_array_equal(vec_env.seats, seats)
-    assert set(seats.tolist()) == {0, 1, 2}
+    vec_env.reset()
+    assert set(vec_env.seats.tolist()) == {0, 1, 2}
     fixed = envs.make_vec(PICO, num_envs=8, opponent=["random", "heuristic"], seat=1, num_players=3)
     fixed.reset()
     for _ in range(20):
@@ -295,29 +255,6 @@ def test_make_vec_opponents_and_seeding() -> None:
         assert (fixed.seats == 1).all()
     masks = fixed.env_method("action_masks")
     assert len(masks) == 8 and masks[0].shape == (11,)
-
-
-def test_heuristic_opponent_beats_random_in_make_vec() -> None:
-    """The learner plays random moves against the batched heuristic and loses mostly."""
-    vec_env = envs.make_vec(PICO, num_envs=256, opponent="heuristic", seed=0)
-    vec_env.reset()
-    rng = np.random.default_rng(0)
-    results = []
-    while len(results) < 1000:
-        masks = vec_env.action_masks()
-        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
-        _, rewards, dones, _ = vec_env.step(actions)
-        results += rewards[dones].tolist()
-    assert np.mean(np.array(results) < 0) > 0.6
-
-
-def test_maskable_ppo_learns_on_make_vec() -> None:
-    from sb3_contrib import MaskablePPO
-
-    vec_env = envs.make_vec(PICO, num_envs=16, opponent="heuristic", seed=0)
-    model = MaskablePPO("MlpPolicy", vec_env, n_steps=32, batch_size=128, seed=0, device="cpu")
-    model.learn(512)
-    assert model.num_timesteps >= 512
 
 
 def test_the_trainer_runs_on_the_batched_engine(tmp_path):
@@ -372,45 +309,6 @@ def test_make_vec_draws_each_seat_from_a_mix_at_every_deal() -> None:
     assert (vec_env.assignment != first).any()
     with pytest.raises(ValueError, match="weights"):
         envs.make_vec(PICO, num_envs=2, opponent={"random": 0})
-
-
-@pytest.mark.parametrize("num_players", [2, 3])
-def test_load_puts_any_position_into_a_row(num_players: int) -> None:
-    """Reference games played part way, loaded into rows, then played on in lockstep."""
-    game = PicoGame.from_options(num_players=num_players)
-    rng = np.random.default_rng(num_players)
-    tables = []
-    for seed in range(12):
-        table = new_table(game, "score", seed)
-        for _ in range(int(rng.integers(0, 12))):
-            for p in table.waiting_for():
-                if not table.terminal:
-                    table.commit(p, int(rng.choice(np.flatnonzero(table.legal_mask(p)))))
-        if not table.terminal:
-            tables.append(table)
-    engine = PicoVector(len(tables) + 2, num_players=num_players, reward_mode="score", seed=0)
-    rows = np.arange(len(tables))[::-1] + 2  # any rows, in any order
-    engine.load([t.state for t in tables], rows)
-    while tables:
-        observations, masks = engine.observations(), engine.masks()
-        actions = random_actions(masks, rng)  # rows 0 and 1 play their own games
-        for table, row in zip(tables, rows, strict=True):
-            for p in range(num_players):
-                np.testing.assert_array_equal(observations[row, p], table.observation(p))
-                np.testing.assert_array_equal(masks[row, p], table.legal_mask(p).astype(bool))
-                actions[row, p] = rng.choice(np.flatnonzero(masks[row, p]))
-        rewards, terminated, _ = engine.step(actions)
-        keep = []
-        for table, row in zip(tables, rows, strict=True):
-            for p in range(num_players):
-                expected = table.commit(p, int(actions[row, p]))
-            np.testing.assert_allclose(rewards[row], expected)
-            assert terminated[row] == table.terminal
-            keep.append(not table.terminal)
-        tables = [t for t, k in zip(tables, keep, strict=True) if k]
-        rows = rows[np.array(keep, dtype=bool)] if len(rows) else rows
-    with pytest.raises(ValueError, match="one state per distinct row"):
-        engine.load([new_table(game, "win", 0).state], [0, 1])
 
 
 @pytest.mark.parametrize("reward_mode", ["win", "score"])
