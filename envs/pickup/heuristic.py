@@ -76,11 +76,10 @@ class PickupHeuristic:
         if legal.sum() == 1 and not observation[self._chooser]:
             return int(np.argmax(legal))  # a single card to play: no draw
         deals, noise = self._draws(observation, legal, rng)
-        return int(
-            heuristic_actions(observation[None], legal[None], self.game, deals[None], noise[None])[
-                0
-            ]
+        (action,) = heuristic_actions(
+            observation[None], legal[None], self.game, deals[None], noise[None]
         )
+        return int(action)
 
     def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """The pickup choice: uniform over the ranks within the tie-break of the best
@@ -95,7 +94,7 @@ class PickupHeuristic:
             near = values > values.max() - TIE_BREAK
             return near / near.sum()
         if legal.sum() == 1:
-            return legal / 1.0
+            return legal.astype(np.float64)
         seed = np.frombuffer(np.ascontiguousarray(observation).tobytes(), dtype=np.uint32)
         rng = np.random.default_rng(seed.tolist())
         deals, noise = zip(
