@@ -521,7 +521,7 @@ class SelfPlay:
 def evaluate(spec, game, agent: NetworkAgent, args: Args) -> dict[str, float]:
     """The periodic evaluation: exact NashConv (two-player Pico, public hands) and win
     rates against random, the heuristic and pimc, seat-rotated, the evaluation seed."""
-    from training.evaluate import head_to_head, make_agent
+    from training.tournament import head_to_head, make_agent
 
     row: dict[str, float] = {}
     if args.eval_deals and exact_nash_conv_applies(spec, game):

@@ -1,0 +1,81 @@
+"""The NashConv curves of self-play runs on two-player Pico, in one figure and one table.
+
+    python scripts/plot_selfplay.py docs/selfplay/runs/* --out docs/selfplay/pico_curves.png
+
+Each argument is a run folder of ``training.selfplay`` (or a copy holding its
+``config.json`` and ``evaluations.csv``). Prints a Markdown table (the run, the
+arguments that differ from the defaults, NashConv at each evaluation) and draws every
+curve with its 95% interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+from pathlib import Path
+
+from training.exploitability import RANDOM_NASH_CONV
+from training.selfplay import Args
+
+#: Arguments that say where and how a run is logged, not what it learns.
+NOT_SETTINGS = {
+    "out",
+    "overwrite",
+    "progress_bar",
+    "eval_every",
+    "eval_games",
+    "eval_pimc_games",
+    "eval_deals",
+    "device",
+    "threads",
+    "command",
+}
+
+
+def settings(config: dict) -> str:
+    """The arguments of a run that differ from ``Args``' defaults."""
+    defaults = dataclasses.asdict(Args())
+    changed = [
+        f"--{key.replace('_', '-')} {value}"
+        for key, value in config.items()
+        if key not in NOT_SETTINGS and key in defaults and value != defaults[key]
+    ]
+    return " ".join(changed) or "(defaults)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, default=Path("pico_curves.png"))
+    args = parser.parse_args()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(8, 4.5))
+    print("| run | settings | NashConv (20 deals) at 1M, 2M, ... decisions |")
+    print("|---|---|---|")
+    for run in args.runs:
+        config = json.loads((run / "config.json").read_text())
+        with (run / "evaluations.csv").open() as file:
+            rows = [row for row in csv.DictReader(file) if row.get("nash_conv")]
+        x = [int(row["decisions"]) / 1e6 for row in rows]
+        y = [float(row["nash_conv"]) for row in rows]
+        ci = [float(row["nash_conv_ci"]) for row in rows]
+        axis.errorbar(x, y, yerr=ci, marker="o", markersize=3, capsize=2, label=run.name)
+        print(f"| {run.name} | `{settings(config)}` | {', '.join(f'{v:.2f}' for v in y)} |")
+    axis.axhline(
+        RANDOM_NASH_CONV[0], color="grey", linestyle="--", linewidth=1, label="uniform random"
+    )
+    axis.set_xlabel("decisions (millions)")
+    axis.set_ylabel("exact NashConv (0: equilibrium, 2: most exploitable)")
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(args.out, dpi=90)
+
+
+if __name__ == "__main__":
+    main()
