@@ -6,7 +6,8 @@ configuration.
 
 For each configuration of the benchmark protocol (``training.benchmark.CONFIGURATIONS``),
 one after the other in this process: ``training.train`` (SB3 MaskablePPO, today's
-trainer: 4 Gymnasium environments × 256 steps, minibatches of 256, 10 epochs) through the
+trainer: 4 Gymnasium environments × 256 steps, minibatches of 256, 10 epochs; ``random``
+in the other seats, the cheapest opponent, so SB3's figures are its best) through the
 Gymnasium view and through ``--vec batched`` (128 games, minibatches of 512: the README's
 fastest), then ``training.selfplay``
 (``--algorithm`` each of ``--algorithms``, its defaults: 256 games × 32 steps, 4 epochs of
@@ -32,9 +33,9 @@ from training.benchmark import CONFIGURATIONS
 
 
 def sb3(env_id: str, options: dict, way: str, steps: int, folder: Path) -> float:
-    """Decisions per CPU second of ``training.train`` (the heuristic in the other seats)."""
+    """Decisions per CPU second of ``training.train`` (random opponents: the cheapest)."""
     n_envs = 4 if way == "gym" else 128
-    argv = ["--env", env_id, "--opponents", "heuristic:1", "--total-timesteps", str(steps)]
+    argv = ["--env", env_id, "--opponents", "random:1", "--total-timesteps", str(steps)]
     argv += ["--vec", way, "--n-envs", str(n_envs), "--n-steps", str(1024 // n_envs)]
     argv += ["--batch-size", str(256 if way == "gym" else 512)]  # batched: the README's fastest
     argv += ["--eval-every", "0", "--final-eval-games", "0", "--no-progress-bar"]
