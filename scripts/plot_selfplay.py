@@ -1,6 +1,6 @@
 """The NashConv curves of self-play runs on two-player Pico, in one figure and one table.
 
-    python scripts/plot_selfplay.py docs/selfplay/runs/* --out docs/selfplay/pico_curves.png
+    python scripts/plot_selfplay.py docs/selfplay/pico/* --out docs/selfplay/pico_curves.png
 
 Each argument is a run folder of ``training.selfplay`` (or a copy holding its
 ``config.json`` and ``evaluations.csv``). Prints a Markdown table (the run, the
@@ -56,7 +56,8 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(8, 4.5))
-    print("| run | settings | NashConv (20 deals) at 1M, 2M, ... decisions |")
+    axis.set_prop_cycle(color=plt.cm.tab20.colors)  # up to 20 runs, each its own colour
+    print("| run | settings | NashConv (20 deals) at each evaluation |")
     print("|---|---|---|")
     for run in args.runs:
         config = json.loads((run / "config.json").read_text())
