@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from envs.core.game import Game
-from training.agents.policy import LogitsAgent, check_metadata
+from training.agents.policy import LogitsAgent, check_metadata, read_kind_metadata
 
 #: The file names of a saved network inside a run folder.
 WEIGHTS_NAME = "model.npz"
@@ -79,16 +79,7 @@ class NetworkAgent(LogitsAgent):
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The metadata beside a saved network; ValueError if missing or not this kind."""
-    meta_path = weights_path(path).with_suffix(".json")
-    if not meta_path.is_file():
-        raise ValueError(f"{weights_path(path)} has no metadata file {meta_path.name} beside it")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
-    if meta.get("kind") != KIND:
-        raise ValueError(f"{meta_path} is not a saved network (kind {meta.get('kind')!r})")
-    return meta
+    return read_kind_metadata(weights_path(path), KIND, "a saved network")
 
 
 def load_network_agent(path: str | Path, game: Game, env_id: str) -> NetworkAgent:

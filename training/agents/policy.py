@@ -202,6 +202,21 @@ def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool 
     return meta
 
 
+def read_kind_metadata(weights: Path, kind: str, what: str) -> dict[str, Any]:
+    """The JSON metadata beside a saved model's ``weights`` file, which must say ``"kind":
+    kind``; a ValueError naming the file otherwise (``what`` is what the file should be)."""
+    meta_path = weights.with_suffix(".json")
+    if not meta_path.is_file():
+        raise ValueError(f"{weights} has no metadata file {meta_path.name} beside it")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
+    if meta.get("kind") != kind:
+        raise ValueError(f"{meta_path} is not {what} (kind {meta.get('kind')!r})")
+    return meta
+
+
 def as_json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 

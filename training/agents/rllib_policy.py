@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from envs.core.game import Game
-from training.agents.policy import LogitsAgent, check_metadata
+from training.agents.policy import LogitsAgent, check_metadata, read_kind_metadata
 
 #: The file names of an export inside a run folder.
 WEIGHTS_NAME = "agent.pt"
@@ -92,16 +92,7 @@ class RLlibPolicyAgent(LogitsAgent):
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The metadata of the export at ``path`` (file or folder); ValueError if unreadable."""
-    meta_path = export_path(path).with_suffix(".json")
-    if not meta_path.is_file():
-        raise ValueError(f"{export_path(path)} has no metadata file {meta_path.name} beside it")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
-    if meta.get("kind") != KIND:
-        raise ValueError(f"{meta_path} is not an RLlib export (kind {meta.get('kind')!r})")
-    return meta
+    return read_kind_metadata(export_path(path), KIND, "an RLlib export")
 
 
 def load_rllib_agent(path: str | Path, game: Game, env_id: str) -> RLlibPolicyAgent:
