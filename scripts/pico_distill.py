@@ -66,7 +66,7 @@ def states_of_random_play(game, deals, games_per_deal: int) -> tuple[np.ndarray,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hidden", default="128,128")
-    parser.add_argument("--scale", default="bounds", choices=SCALES)
+    parser.add_argument("--scale", default="none", choices=SCALES)
     parser.add_argument("--games-per-deal", type=int, default=100)
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--noise", type=float, nargs="*", help="measure nash + noise instead")

@@ -91,7 +91,7 @@ class Args:
     num_steps: int = arg(32, "engine steps per rollout")
     hidden: str = arg("128,128", "hidden layer sizes of the policy and the critic")
     scale: str = arg(
-        "bounds",
+        "none",
         "observations as the networks see them: bounds (each entry "
         "divided by its layout's upper bound) or none (as the engine gives them)",
     )
@@ -99,11 +99,11 @@ class Args:
     epochs: int = arg(4, "passes over each rollout")
     minibatches: int = arg(4, "minibatches per pass")
     gamma: float = arg(1.0, "discount per own decision")
-    gae_lambda: float = arg(0.95, "lambda of the returns")
+    gae_lambda: float = arg(0.5, "lambda of the returns")
     clip: float = arg(0.2, "ppo, mmd: the ratio clip")
     entropy_coef: float = arg(0.01, "ppo, mmd: entropy bonus")
     entropy_coef_end: float | None = arg(None, "entropy bonus at the end (linear); default: same")
-    magnet_coef: float = arg(0.05, "mmd, qmmd: alpha, the weight of the KL to the magnet")
+    magnet_coef: float = arg(0.2, "mmd, qmmd: alpha, the weight of the KL to the magnet")
     magnet_coef_end: float | None = arg(None, "alpha at the end (linear); default: same")
     magnet_update: float = arg(0.0, "mmd, qmmd: how far the magnet follows the policy per update")
     kl_coef: float = arg(1.0, "qmmd: 1/eta, the weight of the KL to the rollout's policy")
@@ -192,7 +192,7 @@ class Learner(nn.Module):
     """The policy (logits) and the critic (``num_actions`` action values and one state
     value), separate MLPs over the observation scaled by its layout's bounds."""
 
-    def __init__(self, game, hidden: list[int], joint: bool = False, scale: str = "bounds") -> None:
+    def __init__(self, game, hidden: list[int], joint: bool = False, scale: str = "none") -> None:
         super().__init__()
         size, actions = game.observation_layout.size, game.num_actions
         self.joint = joint
