@@ -13,7 +13,7 @@ teacher's reckoning (in points for the experts) and that sub-step's share of all
 value given up.
 A choice the teacher does not value (a placement off its plan, a Malfunction
 target it does not consider) is counted apart, as unvalued, and adds no loss.
-This is what told the Pick & Pack students' weak sub-steps apart (see docs/results.md).
+This is what told the Pick & Pack students' weak sub-steps apart (see docs/notes/results-history-2026-11.md).
 """
 
 from __future__ import annotations
