@@ -8,7 +8,7 @@ For each configuration of the benchmark protocol (``training.benchmark.CONFIGURA
 one after the other in this process: ``training.train`` (SB3 MaskablePPO, today's
 trainer: 4 Gymnasium environments × 256 steps, minibatches of 256, 10 epochs; ``random``
 in the other seats, the cheapest opponent, so SB3's figures are its best) through the
-Gymnasium view and through ``--vec batched`` (128 games, minibatches of 512: the README's
+Gymnasium view and through ``--vec batched`` (128 games, minibatches of 512: docs/training.md's
 fastest), then ``training.selfplay``
 (``--algorithm`` each of ``--algorithms``, its defaults: 256 games × 32 steps, 4 epochs of
 4 minibatches), all with hidden layers (128, 128) and one torch thread. A row gives the
@@ -37,7 +37,7 @@ def sb3(env_id: str, options: dict, way: str, steps: int, folder: Path) -> float
     n_envs = 4 if way == "gym" else 128
     argv = ["--env", env_id, "--opponents", "random:1", "--total-timesteps", str(steps)]
     argv += ["--vec", way, "--n-envs", str(n_envs), "--n-steps", str(1024 // n_envs)]
-    argv += ["--batch-size", str(256 if way == "gym" else 512)]  # batched: the README's fastest
+    argv += ["--batch-size", str(256 if way == "gym" else 512)]  # batched: docs/training.md's fastest
     argv += ["--eval-every", "0", "--final-eval-games", "0", "--no-progress-bar"]
     argv += ["--run-dir", str(folder), "--run-name", way]
     argv += [f"--option={key}={value}" for key, value in options.items() if key != "num_players"]
