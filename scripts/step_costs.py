@@ -8,7 +8,7 @@ each part is timed over all of them: the encoder (``Game.observation``), the rul
 ``_apply`` (one reveal), ``legal_mask``, ``to_act`` and ``scores``; and a whole
 ``raw_env`` step with ``observe`` (the benchmark's loop, including its random
 choice). Microseconds per call, best of ``--repeats``. The parts say which code a
-speed-up has to come from; the benchmark (``scripts/benchmark.py``) says how fast
+speed-up has to come from; the benchmark (``scripts/env_speed.py``) says how fast
 the whole is against the peers.
 """
 

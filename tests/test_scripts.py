@@ -100,12 +100,12 @@ def test_decision_losses_needs_a_teacher_with_action_values():
 
 @pytest.mark.slow  # a one-off measurement script
 def test_speed_benchmark_counts_every_agents_decisions():
-    """``scripts/benchmark.py``'s cases for a game's default configuration: every
+    """``scripts/env_speed.py``'s cases for a game's default configuration: every
     interface and the batched rows, each counting every seat's decisions (in the
     Gymnasium view the opponent's too, so about twice the learner's in Pico)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("speed", ROOT / "scripts" / "benchmark.py")
+    spec = importlib.util.spec_from_file_location("speed", ROOT / "scripts" / "env_speed.py")
     speed = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(speed)
     measured = speed.cases(["hiddenhand/pico-v0"], default_only=True)

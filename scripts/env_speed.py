@@ -1,7 +1,7 @@
 """Speed of every game through every interface, against reference envs in the same run.
 
-    python scripts/benchmark.py                 # every id and configuration
-    python scripts/benchmark.py --seconds 0.5 --repeats 3 --ids hiddenhand/pico-v0
+    python scripts/env_speed.py                 # every id and configuration
+    python scripts/env_speed.py --seconds 0.5 --repeats 3 --ids hiddenhand/pico-v0
 
 Random masked play through (a) ``raw_env`` calling ``observe`` every step, (b) the
 default ``env()`` calling ``last()`` every step, (c) ``parallel_env``, (d) the
@@ -321,7 +321,7 @@ def main() -> None:
     parser.add_argument("--ids", nargs="*", default=None, help="PettingZoo ids; default: all")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one repeat")
     parser.add_argument("--repeats", type=int, default=5, help="repeats per figure")
-    parser.add_argument("--out", default="runs/benchmark", help="path stem of the JSON and CSV")
+    parser.add_argument("--out", default="runs/env_speed", help="path stem of the JSON and CSV")
     parser.add_argument(
         "--default-only", action="store_true", help="each game's default configuration only"
     )
