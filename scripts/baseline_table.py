@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from training import cli
-from training.tournament import head_to_head
+from training.evaluation.tournament import head_to_head
 
 
 def main() -> None:

@@ -28,8 +28,8 @@ import numpy as np
 from envs.core.agents import Agent, uses_position
 from envs.core.game import Game
 from training.cli import add_game_arguments, game_from_args
+from training.evaluation.tournament import make_agent, mean_interval, seat_rotated
 from training.imitation import teacher_values
-from training.tournament import make_agent, mean_interval, seat_rotated
 from training.train import valued_agents
 
 

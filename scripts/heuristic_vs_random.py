@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 import envs
-from training.tournament import mean_interval, seat_rotated
+from training.evaluation.tournament import mean_interval, seat_rotated
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import time
 from envs import get_spec
 from training.benchmark import CONFIGURATIONS
 from training.evaluation.panel import panel_members
-from training.tournament import head_to_head
+from training.evaluation.tournament import head_to_head
 
 
 def main() -> None:

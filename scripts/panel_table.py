@@ -15,7 +15,7 @@ import time
 
 from training.cli import add_game_arguments, game_from_args
 from training.evaluation.panel import PANEL_VERSION, above_chance, panel_members
-from training.tournament import head_to_head
+from training.evaluation.tournament import head_to_head
 
 
 def main() -> None:

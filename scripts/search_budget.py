@@ -18,7 +18,7 @@ import time
 from training.agents.search import ISMCTS, PIMC
 from training.cli import add_game_arguments, game_from_args
 from training.evaluation.panel import SEARCH_BUDGETS
-from training.tournament import head_to_head
+from training.evaluation.tournament import head_to_head
 
 #: The search agents and the name of their budget.
 SEARCHES = {"pimc": (PIMC, "samples"), "ismcts": (ISMCTS, "iterations")}

@@ -21,7 +21,7 @@ import numpy as np
 
 import envs
 from training.agents.search import ISMCTS, PIMC, ROLLOUTS
-from training.tournament import head_to_head
+from training.evaluation.tournament import head_to_head
 
 
 class Timed:

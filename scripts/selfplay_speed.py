@@ -37,7 +37,10 @@ def sb3(env_id: str, options: dict, way: str, steps: int, folder: Path) -> float
     n_envs = 4 if way == "gym" else 128
     argv = ["--env", env_id, "--opponents", "random:1", "--total-timesteps", str(steps)]
     argv += ["--vec", way, "--n-envs", str(n_envs), "--n-steps", str(1024 // n_envs)]
-    argv += ["--batch-size", str(256 if way == "gym" else 512)]  # batched: docs/training.md's fastest
+    argv += [
+        "--batch-size",
+        str(256 if way == "gym" else 512),
+    ]  # batched: docs/training.md's fastest
     argv += ["--eval-every", "0", "--final-eval-games", "0", "--no-progress-bar"]
     argv += ["--run-dir", str(folder), "--run-name", way]
     argv += [f"--option={key}={value}" for key, value in options.items() if key != "num_players"]

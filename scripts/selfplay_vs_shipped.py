@@ -26,7 +26,7 @@ from training import selfplay
 from training.agents.policy import baseline_name
 from training.benchmark import CONFIGURATIONS, EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
 from training.evaluation.panel import SHIPPED_PANEL_SCORES, panel_members, panel_score
-from training.tournament import head_to_head, make_agent
+from training.evaluation.tournament import head_to_head, make_agent
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from envs import get_spec
 from training import train
 from training.agents.policy import load_policy
-from training.tournament import head_to_head
+from training.evaluation.tournament import head_to_head
 
 #: Decisions per rollout, the same every way.
 ROLLOUT = 1024

@@ -13,7 +13,7 @@ from envs.easter_collection.heuristic import (
     EasterCollectionHeuristic,
 )
 from envs.easter_collection.rules import PHASE_CHOOSE, POINTS, SUIT_OF
-from training.tournament import seat_rotated
+from training.evaluation.tournament import seat_rotated
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])

@@ -9,7 +9,7 @@ import pytest
 from envs.core.agents import RandomAgent
 from envs.forslag.heuristic import ForslagExpert, ForslagHeuristic
 from envs.forslag.rules import DRAFT, PLAY, ForslagState
-from training.tournament import seat_rotated
+from training.evaluation.tournament import seat_rotated
 
 MODES = ("in_turn", "simultaneous")
 

@@ -24,7 +24,7 @@ from envs.pick_and_pack.rules import (
     RUSH_USE,
     SIZE,
 )
-from training.tournament import seat_rotated
+from training.evaluation.tournament import seat_rotated
 
 
 @pytest.mark.parametrize("config", SPEC.configurations[::2])

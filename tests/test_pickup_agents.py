@@ -8,7 +8,7 @@ import pytest
 from envs.core.agents import RandomAgent
 from envs.pickup.heuristic import PickupHeuristic
 from envs.pickup.rules import PickupGame
-from training.tournament import seat_rotated
+from training.evaluation.tournament import seat_rotated
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5, 6])

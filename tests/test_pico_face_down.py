@@ -12,7 +12,7 @@ from envs.core.game import Game
 from envs.pico.heuristic import PicoHeuristic
 from envs.pico.observation import encode
 from envs.pico.rules import NUM_CARDS, VALUES, PicoGame, PicoState
-from training.tournament import seat_rotated
+from training.evaluation.tournament import seat_rotated
 
 
 @pytest.fixture

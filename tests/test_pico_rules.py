@@ -11,7 +11,7 @@ from envs.core.agents import RandomAgent
 from envs.core.game import IllegalActionError
 from envs.pico.heuristic import PicoHeuristic
 from envs.pico.rules import DEFAULT_POINTS, PicoGame, PicoState, winners
-from training.tournament import seat_rotated
+from training.evaluation.tournament import seat_rotated
 
 
 @pytest.fixture

@@ -163,7 +163,7 @@ def test_shipped_panel_scores_a_shipped_agent_as_the_benchmark_does():
 def test_search_budget_plays_each_budget_against_the_panels_pimc():
     """A row per budget, each the series ``head_to_head`` plays with that search."""
     from training.agents.search import ISMCTS, PIMC
-    from training.tournament import head_to_head
+    from training.evaluation.tournament import head_to_head
 
     out = run_script(
         "scripts/search_budget.py",

@@ -18,7 +18,7 @@ from training.agents.search import (
     HeuristicPIMC,
     outcomes,
 )
-from training.tournament import head_to_head, make_agent, seat_rotated
+from training.evaluation.tournament import head_to_head, make_agent, seat_rotated
 
 CONFIGS = [
     pytest.param(spec, config, id=f"{spec.name}-{'-'.join(f'{k}={v}' for k, v in config.items())}")

@@ -14,8 +14,8 @@ import pytest
 import envs
 from envs.core.table import Table
 from training import selfplay
+from training.evaluation.tournament import head_to_head, make_agent
 from training.selfplay import Args, SelfPlay, returns
-from training.tournament import head_to_head, make_agent
 
 
 class FollowTheRules:

@@ -310,8 +310,8 @@ def test_exploitability_prints_its_scale(capsys, monkeypatch):
 @pytest.mark.slow
 def test_uniform_randoms_nash_conv_is_the_reference_printed(game):
     """``RANDOM_NASH_CONV`` is what ``--agent random --deals 200`` computes (minutes)."""
+    from training.evaluation.tournament import mean_interval
     from training.exploitability import RANDOM_DEALS, RANDOM_NASH_CONV, nash_conv
-    from training.tournament import mean_interval
 
     values = nash_conv(game, RandomAgent(game), sample_deals(RANDOM_DEALS, 0))
     mean, ci = mean_interval(values)

@@ -292,7 +292,7 @@ def test_shipped_baseline_loads_by_name_and_plays(path):
 
     from envs.core.agents import RandomAgent
     from training.agents.policy import baseline_name
-    from training.tournament import play_game
+    from training.evaluation.tournament import play_game
 
     meta = json.loads(path.with_suffix(".json").read_text())
     spec = envs.get_spec(meta["env_id"])

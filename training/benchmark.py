@@ -127,7 +127,7 @@ def psro(env_id: str, options: dict, steps: int, seed: int, folder: Path, rounds
     by the meta-game's equilibrium (the agent in one seat, a member in every other; the
     antisymmetric payoff solved as a zero-sum matrix game), and adds it. The model is the
     last best response."""
-    from training.tournament import head_to_head
+    from training.evaluation.tournament import head_to_head
 
     spec = get_spec(env_id)
     game = spec.make_game(**options)
@@ -311,7 +311,7 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
         probability_of_improvement,
         stratified_bootstrap_ci,
     )
-    from training.tournament import mean_interval
+    from training.evaluation.tournament import mean_interval
 
     every_run = finished_runs(out, merge)
     if not every_run:

@@ -35,7 +35,7 @@ from envs.core.game import Game
 from envs.core.spec import GameSpec
 from training.cli import add_game_arguments, game_from_args, tool_parser
 from training.evaluation.panel import EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
-from training.tournament import head_to_head, make_agent, play_game
+from training.evaluation.tournament import head_to_head, make_agent, play_game
 
 #: Games per ordered pair, unless ``--games`` says otherwise.
 PAIR_GAMES = 2000

@@ -27,7 +27,7 @@ from envs.core.aec import HiddenHandAEC
 from envs.core.agents import Agent, decide, uses_observation
 from envs.core.spec import GameSpec
 from training.cli import add_game_arguments, game_from_args, tool_parser
-from training.tournament import make_agent
+from training.evaluation.tournament import make_agent
 
 QUIT_WORDS = ("q", "quit", "exit")
 LINE_WIDTH = 100

@@ -21,7 +21,7 @@ trained), ``random``, ``heuristic`` or any agent the game knows, or a saved poli
 A run folder (``--out``) collects the TensorBoard logs (RLlib's own result logging,
 ``tensorboard --logdir DIR``), RLlib checkpoints (``DIR/checkpoint``), the periodic
 evaluations (``evaluations.csv``: the exported policy, greedy, in ``--eval-games``
-seat-rotated games against the heuristic and random, ``training.tournament.head_to_head``)
+seat-rotated games against the heuristic and random, ``training.evaluation.tournament.head_to_head``)
 and the export: ``DIR/agent.pt`` + ``DIR/agent.json``, the masked policy network as an
 agent that loads with torch alone (``training.agents.rllib_policy``) wherever a saved
 model's path is accepted. ``docs/rllib.md`` has running on a Ray cluster and what scales.
@@ -50,7 +50,7 @@ from training import cli
 from training.agents.policy import policy_metadata
 from training.agents.rllib_policy import RLlibPolicyAgent, build_network, save_rllib_agent
 from training.cli import OPTION_HELP, arg, list_arg
-from training.tournament import head_to_head
+from training.evaluation.tournament import head_to_head
 
 try:
     import ray

@@ -521,13 +521,13 @@ class SelfPlay:
 def evaluate(spec, game, agent: NetworkAgent, args: Args) -> dict[str, float]:
     """The periodic evaluation: exact NashConv (two-player Pico, public hands) and win
     rates against random, the heuristic and pimc, seat-rotated, the evaluation seed."""
-    from training.tournament import head_to_head, make_agent
+    from training.evaluation.tournament import head_to_head, make_agent
 
     row: dict[str, float] = {}
     if args.eval_deals and exact_nash_conv_applies(spec, game):
+        from training.evaluation.tournament import mean_interval
         from training.exploitability import nash_conv
         from training.solvers.pico import sample_deals
-        from training.tournament import mean_interval
 
         values = nash_conv(game, agent, sample_deals(args.eval_deals, EVALUATION_SEED))
         row["nash_conv"], row["nash_conv_ci"] = mean_interval(values)

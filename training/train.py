@@ -41,8 +41,8 @@ from training.agents.policy import (
     save_policy,
 )
 from training.cli import OPTION_HELP, arg, list_arg
+from training.evaluation.tournament import head_to_head
 from training.imitation import imitation_rounds
-from training.tournament import head_to_head
 
 
 @dataclass

@@ -12,7 +12,7 @@ from the same ``rng`` when the game's ``resample`` draws the same world from bot
 always draws from the same distribution).
 
 Outcome of a finished game, for every seat: its win share (``envs.core.rewards.win_shares``:
-1/k for each of k tied leaders, 0 for the others, as ``training.tournament`` counts wins;
+1/k for each of k tied leaders, 0 for the others, as ``training.evaluation.tournament`` counts wins;
 ``outcome="win"``, the default) or its score lead (``score_leads``: its score minus the
 best other score; ``outcome="lead"``; scale ISMCTS's ``exploration`` to the scores). Rollouts play every seat with the rollout policy to the end:
 ``"random"`` (uniform over the legal actions, the default) or ``"heuristic"`` (the

@@ -1,1 +1,2 @@
-"""Evaluation beyond one match: the opponent panel and the benchmark's aggregate statistics."""
+"""Evaluation: seat-rotated matches and their intervals (``tournament``), the opponent panel
+(``panel``) and the benchmark's aggregate statistics (``aggregate``)."""

@@ -14,7 +14,7 @@ Members, each where it exists for the configuration:
 | `nash` | the exact equilibrium (two-player Pico) |
 
 The agent plays one seat and the member every other seat, the lineup rotating a seat
-each game (``training.tournament.head_to_head``; the same seeds for every agent scored).
+each game (``training.evaluation.tournament.head_to_head``; the same seeds for every agent scored).
 A member's score is the agent's win rate above chance, ``(win - 1/N) / (1 - 1/N)``: 0 is
 chance, 1 winning every game, negative worse than chance. The panel score is its mean
 over the members, with a 95% interval from the members' intervals (independent series).
@@ -44,7 +44,7 @@ from typing import Any
 from envs.core.agents import Agent
 from envs.core.game import Game
 from envs.core.spec import GameSpec
-from training.tournament import head_to_head
+from training.evaluation.tournament import head_to_head
 
 PANEL_VERSION = "panel-v2"
 MEMBERS = ("random", "heuristic", "expert", "pimc", "ismcts", "ppo", "nash")
