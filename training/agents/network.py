@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from envs.core.game import Game
-from training.agents.policy import LogitsAgent, check_metadata, read_kind_metadata
+from training.agents.policy import LogitsAgent, check_metadata
 
 #: The file names of a saved network inside a run folder.
 WEIGHTS_NAME = "model.npz"
@@ -77,24 +76,14 @@ class NetworkAgent(LogitsAgent):
         return x
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The metadata beside a saved network; ValueError if missing or not this kind."""
-    return read_kind_metadata(weights_path(path), KIND, "a saved network")
-
-
 def load_network_agent(path: str | Path, game: Game, env_id: str) -> NetworkAgent:
     """Load a saved network for ``game``; ValueError if it was made for another env or
     options, or if its file is not what its metadata says."""
     weights = weights_path(path)
     if not weights.is_file():
         raise ValueError(f"no saved network at {weights}")
-    meta = read_metadata(weights)
-    meta_path = weights.with_suffix(".json")
-    try:
-        play = check_metadata(meta_path, game, env_id)["play"]
-    except ValueError as error:  # check_metadata names a .zip; name the .npz instead
-        message = str(error).replace(str(meta_path.with_suffix(".zip")), str(weights))
-        raise ValueError(message) from None
+    meta = check_metadata(weights, game, env_id, kind=KIND)
+    play = meta["play"]
     try:
         with np.load(weights, allow_pickle=False) as arrays:
             count = len(meta["hidden"]) + 1

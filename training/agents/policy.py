@@ -143,7 +143,7 @@ def load_policy(
     meta_path = path.with_suffix(".json")
     play = DEFAULT_PLAY
     if meta_path.is_file():
-        play = check_metadata(meta_path, game, env_id, same_options)["play"]
+        play = check_metadata(path, game, env_id, same_options)["play"]
     else:
         warnings.warn(
             f"{path} has no metadata file {meta_path.name} beside it: loading it as a plain "
@@ -161,14 +161,22 @@ def load_policy(
     return PolicyAgent(model, deterministic=play == "greedy")
 
 
-def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool = True) -> dict:
-    """The metadata (its ``play`` filled in: ``DEFAULT_PLAY`` where absent); raise
-    ValueError if it says the model was made for another env or (where ``same_options``)
-    other options, or names an unknown ``play``."""
+def check_metadata(
+    model: Path, game: Game, env_id: str, same_options: bool = True, kind: str | None = None
+) -> dict:
+    """The metadata beside the saved ``model`` file (its ``.json``; its ``play`` filled in:
+    ``DEFAULT_PLAY`` where absent); raise ValueError naming the file if it is missing or
+    unreadable, says another ``kind`` than the one given, says the model was made for
+    another env or (where ``same_options``) other options, or names an unknown ``play``."""
+    meta_path = model.with_suffix(".json")
+    if not meta_path.is_file():
+        raise ValueError(f"{model} has no metadata file {meta_path.name} beside it")
     try:
         meta = json.loads(meta_path.read_text())
     except json.JSONDecodeError as error:
         raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
+    if kind is not None and meta.get("kind") != kind:
+        raise ValueError(f"{meta_path} says kind {meta.get('kind')!r}, not {kind!r}")
     meta.setdefault("play", DEFAULT_PLAY)
     if meta["play"] not in PLAYS:
         raise ValueError(f"{meta_path} says play {meta['play']!r}; allowed: {', '.join(PLAYS)}")
@@ -185,9 +193,7 @@ def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool 
         if meta.get(key) != value
     ]
     if mismatches:
-        raise ValueError(
-            f"{meta_path.with_suffix('.zip')} was made for another env ({'; '.join(mismatches)})"
-        )
+        raise ValueError(f"{model} was made for another env ({'; '.join(mismatches)})")
     if not same_options:
         return meta
     # Compared as JSON (how the options were saved: tuples become lists, keys strings).
@@ -196,24 +202,9 @@ def check_metadata(meta_path: Path, game: Game, env_id: str, same_options: bool 
     differ = [key for key in env_config if trained_on.get(key) != env_config[key]]
     if differ:
         raise ValueError(
-            f"{meta_path.with_suffix('.zip')} was trained with other game options: "
+            f"{model} was trained with other game options: "
             + "; ".join(f"{k}: model {trained_on.get(k)!r}, env {env_config[k]!r}" for k in differ)
         )
-    return meta
-
-
-def read_kind_metadata(weights: Path, kind: str, what: str) -> dict[str, Any]:
-    """The JSON metadata beside a saved model's ``weights`` file, which must say ``"kind":
-    kind``; a ValueError naming the file otherwise (``what`` is what the file should be)."""
-    meta_path = weights.with_suffix(".json")
-    if not meta_path.is_file():
-        raise ValueError(f"{weights} has no metadata file {meta_path.name} beside it")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{meta_path} is not valid JSON: {error}") from error
-    if meta.get("kind") != kind:
-        raise ValueError(f"{meta_path} is not {what} (kind {meta.get('kind')!r})")
     return meta
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from envs.core.game import Game
-from training.agents.policy import LogitsAgent, check_metadata, read_kind_metadata
+from training.agents.policy import LogitsAgent, check_metadata
 
 #: The file names of an export inside a run folder.
 WEIGHTS_NAME = "agent.pt"
@@ -90,11 +90,6 @@ class RLlibPolicyAgent(LogitsAgent):
             return self.network(batch).numpy()
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The metadata of the export at ``path`` (file or folder); ValueError if unreadable."""
-    return read_kind_metadata(export_path(path), KIND, "an RLlib export")
-
-
 def load_rllib_agent(path: str | Path, game: Game, env_id: str) -> RLlibPolicyAgent:
     """Load an export for ``game``; ValueError if it was made for another env or options."""
     import torch
@@ -102,13 +97,8 @@ def load_rllib_agent(path: str | Path, game: Game, env_id: str) -> RLlibPolicyAg
     weights = export_path(path)
     if not weights.is_file():
         raise ValueError(f"no RLlib export at {weights}")
-    meta = read_metadata(weights)
-    meta_path = weights.with_suffix(".json")
-    try:
-        play = check_metadata(meta_path, game, env_id)["play"]
-    except ValueError as error:  # check_metadata names the SB3 .zip; name the .pt instead
-        message = str(error).replace(str(meta_path.with_suffix(".zip")), str(weights))
-        raise ValueError(message) from None
+    meta = check_metadata(weights, game, env_id, kind=KIND)
+    play = meta["play"]
     try:
         state = torch.load(weights, map_location="cpu", weights_only=True)
         network = build_network(
