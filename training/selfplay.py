@@ -71,6 +71,8 @@ from training.cli import OPTION_HELP, arg
 from training.exploitability import EVALUATION_SEED  # never a training seed
 
 ALGORITHMS = ("ppo", "mmd", "qmmd")
+#: The networks' activation (``mlp``), as a saved network names it.
+ACTIVATION = "tanh"
 CRITICS = ("action", "joint")
 SCALES = ("bounds", "none")
 
@@ -128,8 +130,8 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     """The spec, options and game of ``args``; ValueError naming what is wrong and what is
     allowed. Nothing is written before this passes."""
     spec = get_spec(args.env)
-    game = spec.make_game(**cli.game_options(spec, args.num_players, args.option))
     options = cli.game_options(spec, args.num_players, args.option)
+    game = spec.make_game(**options)
     require_choice("--algorithm", args.algorithm, ALGORITHMS)
     require_choice("--critic", args.critic, CRITICS)
     require_choice("--scale", args.scale, SCALES)
@@ -177,6 +179,7 @@ def hidden_sizes(text: str) -> list[int]:
 
 
 def mlp(sizes: list[int]) -> nn.Sequential:
+    """Linear layers of ``sizes`` with ``ACTIVATION`` between them."""
     layers: list[nn.Module] = []
     for i in range(len(sizes) - 1):
         layers += [nn.Linear(sizes[i], sizes[i + 1]), nn.Tanh()]
@@ -184,13 +187,13 @@ def mlp(sizes: list[int]) -> nn.Sequential:
 
 
 def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """Log-probabilities of the softmax over the legal actions (-inf elsewhere... as -1e9)."""
+    """Log-probabilities of the softmax over the legal actions (about -1e9 elsewhere)."""
     return torch.log_softmax(logits.masked_fill(~masks, -1e9), dim=-1)
 
 
 class Learner(nn.Module):
-    """The policy (logits) and the critic (``num_actions`` action values and one state
-    value), separate MLPs over the observation scaled by its layout's bounds."""
+    """The policy (logits) and the critic (action values and one state value), separate
+    MLPs over the observation, scaled as ``--scale`` says (``scale``)."""
 
     def __init__(self, game, hidden: list[int], joint: bool = False, scale: str = "none") -> None:
         super().__init__()
@@ -229,7 +232,7 @@ class Learner(nn.Module):
 
 
 def agent_of(learner: Learner, deterministic: bool = False) -> NetworkAgent:
-    return NetworkAgent(learner.policy_layers(), "tanh", deterministic)
+    return NetworkAgent(learner.policy_layers(), ACTIVATION, deterministic)
 
 
 def schedule(start: float, end: float | None, progress: float) -> float:
@@ -297,7 +300,6 @@ class SelfPlay:
         )
         self.pool: list[nn.Sequential] = []
         self.learning = np.ones((args.num_games, game.num_players), dtype=bool)
-        self.opponent: nn.Sequential | None = None
         if args.opponent_pool:
             self.pool.append(copy.deepcopy(self.learner.policy))
             self._draw_learning_seats(np.arange(args.num_games))
@@ -413,7 +415,6 @@ class SelfPlay:
             batch["goal_probs"] = batch["goal"].exp()
             legal_goal = batch["goal"].masked_fill(~batch["masks"], 0.0)
             stats["entropy"] = [-(batch["goal_probs"] * legal_goal).sum(1).mean().item()]
-        if a.algorithm == "qmmd":
             needed = ["observations", "masks", "goal", "goal_probs"]
         else:
             needed = ["observations", "masks", "actions", "old", "advantages", "targets"]
@@ -570,8 +571,12 @@ def plot(rows: list[dict], path: Path) -> None:
 
 
 def train(args: Args) -> Path:
-    """Run self-play as ``args`` say; return the run folder."""
-    spec, options, game = check(args)
+    """Run self-play as ``args`` say (checked first); return the run folder."""
+    return run_training(args, *check(args))
+
+
+def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
+    """Self-play with arguments ``check`` has passed."""
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     if out.exists():
@@ -595,9 +600,12 @@ def train(args: Args) -> Path:
 
         progress = tqdm(total=args.decisions, unit="dec", unit_scale=True, file=sys.stderr)
 
-    def evaluate_now() -> None:
+    def checkpoint() -> None:
+        """Save the model and evaluate it."""
+        layers = run.learner.policy_layers()
+        save_network(layers, ACTIVATION, out / "model.npz", metadata)
         row = {"decisions": decisions, "seconds": round(time.perf_counter() - started, 1)}
-        row |= evaluate(spec, game, agent_of(run.learner), args)
+        row |= evaluate(spec, game, NetworkAgent(layers, ACTIVATION, False), args)
         rows.append(row)
         for key, value in row.items():
             writer.add_scalar(f"eval/{key}", value, decisions)
@@ -621,13 +629,11 @@ def train(args: Args) -> Path:
             run.snapshot()
             next_snapshot += args.snapshot_every
         if args.eval_every and decisions >= next_eval and decisions < args.decisions:
-            evaluate_now()
+            checkpoint()
             next_eval += args.eval_every
-            save_network(run.learner.policy_layers(), "tanh", out / "model.npz", metadata)
     if progress is not None:
         progress.close()
-    save_network(run.learner.policy_layers(), "tanh", out / "model.npz", metadata)
-    evaluate_now()
+    checkpoint()
     writer.close()
     print(json.dumps(rows[-1]))
     return out
@@ -637,10 +643,10 @@ def main(argv: list[str] | None = None) -> Path:
     parser = cli.dataclass_parser("training.selfplay", __doc__, Args)
     args = Args(**vars(parser.parse_args(argv)))
     try:
-        check(args)
+        checked = check(args)
     except ValueError as error:
         parser.error(str(error))
-    return train(args)
+    return run_training(args, *checked)
 
 
 if __name__ == "__main__":
