@@ -77,16 +77,18 @@ class Lockstep:
         seats = rng.integers(n, size=len(rows))
         np.testing.assert_array_equal(engine.observe(rows, seats), observations[rows, seats])
 
-    def step(self, rng: np.random.Generator, actions: np.ndarray | None = None) -> None:
-        """One step of every row, or now and then of a random subset of them, with
-        ``actions`` (default: random legal ones); the seats that do not choose send
-        anything (it is ignored)."""
+    def step(
+        self, rng: np.random.Generator, actions: np.ndarray | None = None, every_row: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, dict]:
+        """One step of every row, or now and then (unless ``every_row``) of a random subset
+        of them, with ``actions`` (default: random legal ones); the seats that do not
+        choose send anything (it is ignored). Returns what the engine's ``step`` did."""
         engine, n = self.engine, self.n
         if actions is None:
             actions = random_actions(engine.masks(), rng)
         actions = np.where(engine.choosers(), actions, rng.integers(-3, 300, actions.shape))
         games = np.arange(engine.num_envs)
-        if rng.random() < 0.2:
+        if not every_row and rng.random() < 0.2:
             games = np.flatnonzero(rng.random(engine.num_envs) < 0.5)
         rewards, terminated, info = engine.step(actions[games], games)
         done = info["done"].tolist()
@@ -116,6 +118,7 @@ class Lockstep:
                         engine.load([fresh.state], [b])
             elif table.state.rng.bit_generator.state != chance:  # the rules' own draw
                 engine.load([table.state], [b])
+        return rewards, terminated, info
 
     def play(self, rng: np.random.Generator, games: int) -> None:
         """Random play until ``games`` reference games have finished."""

@@ -10,29 +10,27 @@ import sys
 import gymnasium
 import numpy as np
 import pytest
+from lockstep import Dealer, Lockstep, new_table
 
 import envs
-from envs.core.table import Table
 from training import selfplay
 from training.evaluation.tournament import head_to_head, make_agent
 from training.selfplay import Args, SelfPlay, returns
 
 
 class FollowTheRules:
-    """The engine, kept on the rules' game: every row starts from a ``Table`` deal, and
-    where the rules draw chance (a new hand) or a game ends, the row is loaded again from
-    its table. Records what the rules show each step: choosers, observations, masks,
+    """The engine, kept on the rules' game by ``Lockstep``: every row a ``Table`` deal,
+    loaded again where the rules draw chance or a game ends, and each step's rewards,
+    ends and final views checked against the rules. Records, for every step, what the
+    rules showed before it (choosers, observations, masks), the actions sent, and the
     rewards and ends."""
 
     def __init__(self, engine) -> None:
+        game = engine.game
         self.engine = engine
-        self.tables = []
-        for b in range(engine.num_envs):
-            table = Table(engine.game, "win")
-            table.reset(np.random.default_rng(b))
-            self.tables.append(table)
-        engine.load([t.state for t in self.tables])
-        self.deals = engine.num_envs
+        tables = {b: new_table(game, "win", b) for b in range(engine.num_envs)}
+        self.lockstep = Lockstep(engine, tables, refill=Dealer(game, "win", 1))
+        self.rng = np.random.default_rng(0)  # the junk the lockstep sends for non-choosers
         self.learning: np.ndarray | None = None  # the learner's seats, where a test shows them
         self.seen: list[dict] = []
 
@@ -40,33 +38,18 @@ class FollowTheRules:
         return getattr(self.engine, name)
 
     def step(self, actions):
-        n = self.engine.num_players
+        n, tables = self.engine.num_players, self.lockstep.tables
+        rows = [tables[b] for b in range(self.engine.num_envs)]
         seen = {
-            "choosers": np.array([[p in t.choosers for p in range(n)] for t in self.tables]),
-            "observations": np.array([[t.observation(p) for p in range(n)] for t in self.tables]),
-            "masks": np.array(
-                [[t.legal_mask(p).astype(bool) for p in range(n)] for t in self.tables]
-            ),
-            "rewards": np.zeros((len(self.tables), n)),
+            "choosers": np.array([[p in t.choosers for p in range(n)] for t in rows]),
+            "observations": np.array([[t.observation(p) for p in range(n)] for t in rows]),
+            "masks": np.array([[t.legal_mask(p).astype(bool) for p in range(n)] for t in rows]),
+            "actions": np.array(actions),
+            "learning": None if self.learning is None else self.learning.copy(),
         }
-        seen["actions"] = np.array(actions)
-        seen["learning"] = self.learning.copy() if self.learning is not None else None
-        result = self.engine.step(actions)
-        seen["terminated"] = np.zeros(len(self.tables), dtype=bool)
-        for b, table in enumerate(self.tables):
-            before = table.state.rng.bit_generator.state
-            for p in table.waiting_for():
-                rewards = table.commit(p, int(actions[b, p]))
-            seen["rewards"][b] = rewards if rewards is not None else 0.0
-            seen["terminated"][b] = table.terminal
-            if table.terminal:
-                table.reset(np.random.default_rng(self.deals))
-                self.deals += 1
-                self.engine.load([table.state], [b])
-            elif table.state.rng.bit_generator.state != before:
-                self.engine.load([table.state], [b])
-        self.seen.append(seen)
-        return result
+        rewards, terminated, info = self.lockstep.step(self.rng, seen["actions"], every_row=True)
+        self.seen.append(seen | {"rewards": rewards, "terminated": terminated})
+        return rewards, terminated, info
 
 
 def plain_returns(rollout, lam: float) -> np.ndarray:
