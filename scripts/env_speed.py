@@ -18,7 +18,7 @@ before its own rules.
 
 Every row counts agent steps: one seat's decision, whoever makes it (in the
 ``gymnasium`` and ``make_vec`` rows, the learner's and the opponents' inside the
-step). Every game has a batched engine (``envs/<game>/vector.py``) and gets more
+step). Every game has a batched engine (``envs/<game>/batched.py``) and gets more
 rows: ``batched B=...``, random masked play of B games in lockstep with every
 chooser's observation produced at every step, and ``make_vec B=1,024``, the SB3 VecEnv over it
 with random opponents. ``× raw_env`` and ``× gymnasium`` are ratios to those rows of
@@ -205,7 +205,7 @@ def openspiel_runner() -> Runner:
 
 
 def batched_runner(engine_class: type, config: dict, num_envs: int) -> Runner:
-    """Random masked play through a batched engine (``envs/<game>/vector.py``): every
+    """Random masked play through a batched engine (``envs/<game>/batched.py``): every
     chooser's observation produced at every step, as the other rows produce the acting
     seat's; an agent step is one seat's decision."""
 

@@ -25,9 +25,8 @@ import time
 import numpy as np
 import torch
 
-from envs.core.batched import random_actions
+from envs.core.batched import engine_class, random_actions
 from envs.core.spec import get_spec
-from envs.core.vector import engine_class
 from training.agents.nash import PicoNash
 from training.exploitability import EVALUATION_SEED, nash_conv
 from training.selfplay import SCALES, Learner, agent_of, hidden_sizes, masked_log_probs

@@ -1,5 +1,5 @@
 """Reference games and a batched engine played in lockstep, for the engines' tests
-(``test_vector_every_game.py`` over every game, and a game's own file where it needs it):
+(``test_batched_every_game.py`` over every game, and a game's own file where it needs it):
 the differential test's one implementation."""
 
 from __future__ import annotations

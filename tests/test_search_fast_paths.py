@@ -15,8 +15,8 @@ import pytest
 
 import envs
 from envs.core.game import State
+from envs.pick_and_pack.batched import PickAndPackVector
 from envs.pick_and_pack.rules import PickAndPackState
-from envs.pick_and_pack.vector import PickAndPackVector
 from training.agents.search import best_legal
 
 CONFIGS = [

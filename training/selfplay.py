@@ -4,7 +4,7 @@
     python -m training.selfplay --env hiddenhand/pickup-v0 --num-players 4 --algorithm ppo \\
         --decisions 2000000 --out runs/pickup-4p
 
-``B`` games (``--num-games``) of the game's batched engine (``envs/<game>/vector.py``)
+``B`` games (``--num-games``) of the game's batched engine (``envs/<game>/batched.py``)
 are played in lockstep by one policy network in every seat; every chooser's decision is
 a training sample. A seat's trajectory is its own decisions, with every reward that
 reaches it until its next one (in turn-based phases that may be several engine steps
@@ -61,9 +61,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from envs.core.batched import engine_class
 from envs.core.game import require_choice
 from envs.core.spec import get_spec
-from envs.core.vector import engine_class
 from training import cli
 from training.agents.network import NetworkAgent, save_network
 from training.agents.policy import policy_metadata

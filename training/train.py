@@ -340,7 +340,7 @@ def check(args: Args) -> None:
         spec.make_agent(name, game)  # an unknown name: its own error, naming the agents
     require_choice("--vec", args.vec, ("gym", "batched"))
     if args.vec == "batched":
-        from envs.core.vector import engine_class
+        from envs.core.batched import engine_class
 
         engine_class(spec)  # a game without a batched engine: its own error, naming those with
         if args.subproc:

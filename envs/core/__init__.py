@@ -36,8 +36,8 @@ Adding a game (see `envs/pico` for the smallest complete one):
 6. The game's rule-based agents (`envs/<game>/heuristic.py`, numpy only), named in
    `SPEC.rule_agents` (`{"heuristic": ...}`); agents that need more (trained
    policies, search) come from `training.agents`, registered as a plugin.
-7. A batched engine (`envs/<game>/vector.py`, on `BatchedEngine`), named by
-   `SPEC.engine`; `tests/test_vector_<game>.py` checks it against the rules step by
+7. A batched engine (`envs/<game>/batched.py`, on `BatchedEngine`), named by
+   `SPEC.engine`; `tests/test_batched_<game>.py` checks it against the rules step by
    step.
 
 Making it fast, once it is right (`scripts/step_costs.py` times each part): keep

@@ -1,4 +1,4 @@
-"""The batched engine: what every game's ``vector.py`` shares, written once.
+"""The batched engine: what every game's ``batched.py`` shares, written once.
 
 A batched engine plays ``B`` games of one configuration in lockstep, their state as
 numpy arrays with a game axis (``B`` from 1 to tens of thousands). It is the batched
@@ -9,7 +9,7 @@ game axis and a seat axis, and one ``step`` reveals one joint choice in every ga
 ```python
 import numpy as np
 from envs.core.batched import random_actions
-from envs.pico.vector import PicoVector  # each game's engine: envs/<game>/vector.py
+from envs.pico.batched import PicoVector  # each game's engine: envs/<game>/batched.py
 
 engine = PicoVector(num_envs=1024, num_players=2, reward_mode="win", seed=0)
 observations = engine.observations()   # (B, N, obs_size) float32, each seat's own view
@@ -21,14 +21,16 @@ rewards, terminated, info = engine.step(actions)
 ```
 
 The engines are ``PicoVector``, ``PickupVector``, ``ForslagVector``,
-``PickAndPackVector`` and ``EasterCollectionVector``, each in its game's ``vector.py``;
-``envs.make_vec`` wraps one as an SB3 ``VecEnv`` with opponents in the other seats.
+``PickAndPackVector`` and ``EasterCollectionVector``, each in its game's ``batched.py``
+and named by its spec (``GameSpec.engine``; ``engine_class(spec)`` gives it, or an error
+naming the games that have one); ``envs.make_vec`` wraps one as an SB3 ``VecEnv`` with
+opponents in the other seats.
 
 The same game as the rules, seen the same way: ``observations()[b, p]`` is exactly
 what ``Game.observation`` gives seat ``p`` (same layout, float32), ``masks()[b, p]``
 what ``Table.legal_mask`` gives it, ``choosers()[b]`` the state's ``to_act()`` and
 ``scores()[b]`` its ``scores()``. Each game's engine is checked against its rules by
-differential tests (``tests/test_vector_<game>.py``).
+differential tests (``tests/test_batched_<game>.py``).
 
 - **Choosers.** Only the seats in ``choosers()`` commit; ``step`` reads only their
   actions (the others' entries are ignored, any integer). Pico's reveals take every
@@ -65,6 +67,20 @@ import numpy as np
 
 from envs.core.game import Game, IllegalActionError, State
 from envs.core.rewards import check_reward_mode, score_margins, win_rewards
+from envs.core.spec import GameSpec, all_ids, get_spec
+
+
+def engine_class(spec: GameSpec) -> type[BatchedEngine]:
+    """The batched engine class of a game (``spec.engine``); ValueError naming the games
+    that have one."""
+    if spec.engine is None:
+        specs = [get_spec(env_id) for env_id in all_ids()]
+        having = ", ".join(s.gym_id for s in specs if s.engine is not None)
+        raise ValueError(
+            f"{spec.gym_id} has no batched engine (make_vec); games with one: {having}. "
+            "Use gymnasium.make with SB3's DummyVecEnv or SubprocVecEnv for the others."
+        )
+    return spec.engine
 
 
 def random_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

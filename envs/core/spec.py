@@ -41,7 +41,7 @@ class GameSpec:
     #: Option sets that together cover the game (player counts, variants): the conformance
     #: suite and the benchmarks run each of them.
     configurations: tuple[dict[str, Any], ...] = ({},)
-    #: The batched engine (``envs/<game>/vector.py``, a ``BatchedEngine``), if the game has one.
+    #: The batched engine (``envs/<game>/batched.py``, a ``BatchedEngine``), if the game has one.
     engine: type | None = None
     #: The game's rule-based agents (``envs/<game>/heuristic.py``): name -> ``factory(game)``.
     rule_agents: dict[str, Callable[[Game], Any]] = field(default_factory=dict, hash=False)

@@ -10,7 +10,7 @@ model = MaskablePPO("MlpPolicy", vec_env, n_steps=64).learn(100_000)
 ```
 
 ``make_vec`` is the batched counterpart of the Gymnasium single-agent view
-(``envs.core.single_agent``) for the games that have a batched engine (a ``vector.py``
+(``envs.core.single_agent``) for the games that have a batched engine (a ``batched.py``
 beside their rules, named by their spec's ``engine``); it returns a
 ``envs.core.sb3_vec_env.BatchedVecEnv``. It plays the same game, seen the same way: the observation is the learner's flat vector (the same layout and values as
 the Gymnasium view's), ``action_masks()`` gives the learner's legal actions (and
@@ -41,7 +41,7 @@ all the seats it plays:
   ``act_batch(observations, masks, rng) -> actions`` as it is; any other agent
   (``act``) or function ``(observation, action_mask, rng) -> int`` game by game.
 
-The batched multi-agent interface is the engine itself (``envs.pico.vector.PicoVector``):
+The batched multi-agent interface is the engine itself (``envs.pico.batched.PicoVector``):
 all seats' observations, masks and actions as arrays, one joint action per game a step.
 
 The engines are ``envs.core.batched.BatchedEngine``s. Where a game's turns leave
@@ -57,23 +57,10 @@ from typing import Any
 
 import numpy as np
 
-from envs.core.batched import random_actions
+from envs.core.batched import engine_class, random_actions
 from envs.core.game import Game, require_choice
 from envs.core.single_agent import OpponentSpec, resolve_agent
-from envs.core.spec import GameSpec, all_ids, get_spec
-
-
-def engine_class(spec: GameSpec) -> type:
-    """The batched engine class of a game (``spec.engine``); ValueError naming the games
-    that have one."""
-    if spec.engine is None:
-        specs = [get_spec(env_id) for env_id in all_ids()]
-        having = ", ".join(s.gym_id for s in specs if s.engine is not None)
-        raise ValueError(
-            f"{spec.gym_id} has no batched engine (make_vec); games with one: {having}. "
-            "Use gymnasium.make with SB3's DummyVecEnv or SubprocVecEnv for the others."
-        )
-    return spec.engine
+from envs.core.spec import GameSpec, get_spec
 
 
 # --- batched opponents ---------------------------------------------------------------
@@ -213,4 +200,4 @@ def make_vec(
     return BatchedVecEnv(engine, opponents, lineup, weights, seat, illegal_reward, seed)
 
 
-__all__ = ["engine_class", "make_vec"]
+__all__ = ["make_vec"]

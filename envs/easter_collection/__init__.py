@@ -138,7 +138,7 @@ together). The sample has its own RNG, so later chance events differ too.
 
 ## Modules
 
-Dependencies run one way: `layout` ← `rules` ← `observation`; `vector` imports `layout`
+Dependencies run one way: `layout` ← `rules` ← `observation`; `batched` imports `layout`
 and `rules`.
 
 - `layout.py`: what the rules and the encoders share: the sizes both need (cards,
@@ -154,7 +154,7 @@ and `rules`.
   state (tested equal to the fast one).
 - `heuristic.py`: the rule-based agents, `EasterCollectionHeuristic` and
   `EasterCollectionExpert`.
-- `vector.py`: `EasterCollectionVector`, thousands of games in lockstep as numpy arrays.
+- `batched.py`: `EasterCollectionVector`, thousands of games in lockstep as numpy arrays.
 
 ## Version history
 
@@ -163,9 +163,9 @@ and `rules`.
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.easter_collection.batched import EasterCollectionVector
 from envs.easter_collection.heuristic import EasterCollectionExpert, EasterCollectionHeuristic
 from envs.easter_collection.rules import EasterCollectionGame
-from envs.easter_collection.vector import EasterCollectionVector
 
 SPEC = GameSpec(
     game_class=EasterCollectionGame,

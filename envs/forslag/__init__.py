@@ -112,7 +112,7 @@ cards and the rest is the new deck order. The copy gets its own RNG.
 
 ## Modules
 
-Imports go one way: `layout` ← `rules` ← `observation`; `vector` imports `layout` and
+Imports go one way: `layout` ← `rules` ← `observation`; `batched` imports `layout` and
 `rules`.
 
 - `layout.py`: what the rules and the encoders share: the card constants (colours,
@@ -124,7 +124,7 @@ Imports go one way: `layout` ← `rules` ← `observation`; `vector` imports `la
 - `observation.py`: `encode(state, player)`, the plain reference encoder the fast
   observation is tested against.
 - `heuristic.py`: the rule-based agents, `ForslagHeuristic` and `ForslagExpert`.
-- `vector.py`: `ForslagVector`, the batched engine.
+- `batched.py`: `ForslagVector`, the batched engine.
 
 ## Version history
 
@@ -133,9 +133,9 @@ Imports go one way: `layout` ← `rules` ← `observation`; `vector` imports `la
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.forslag.batched import ForslagVector
 from envs.forslag.heuristic import ForslagExpert, ForslagHeuristic
 from envs.forslag.rules import ForslagGame
-from envs.forslag.vector import ForslagVector
 
 SPEC = GameSpec(
     game_class=ForslagGame,

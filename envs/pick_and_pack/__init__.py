@@ -170,7 +170,7 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
   state (tested equal to the fast one).
 - `heuristic.py`: the rule-based agents, `PickAndPackHeuristic`, `PickAndPackExpert` and
   `PickAndPackTactician`.
-- `vector.py`: `PickAndPackVector`, thousands of games in lockstep as numpy arrays.
+- `batched.py`: `PickAndPackVector`, thousands of games in lockstep as numpy arrays.
 
 ## Version history
 
@@ -179,13 +179,13 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.pick_and_pack.batched import PickAndPackVector
 from envs.pick_and_pack.heuristic import (
     PickAndPackExpert,
     PickAndPackHeuristic,
     PickAndPackTactician,
 )
 from envs.pick_and_pack.rules import PickAndPackGame
-from envs.pick_and_pack.vector import PickAndPackVector
 
 SPEC = GameSpec(
     game_class=PickAndPackGame,

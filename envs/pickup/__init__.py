@@ -137,7 +137,7 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
   state (tested equal to the fast one).
 - `heuristic.py`: `PickupHeuristic`, the rule-based agent, and its values for many rows
   at once (which the batched engine and the search's rollouts use).
-- `vector.py`: `PickupVector`, thousands of games in lockstep as numpy arrays.
+- `batched.py`: `PickupVector`, thousands of games in lockstep as numpy arrays.
 
 ## Version history
 
@@ -148,9 +148,9 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.pickup.batched import PickupVector
 from envs.pickup.heuristic import PickupHeuristic
 from envs.pickup.rules import PickupGame
-from envs.pickup.vector import PickupVector
 
 SPEC = GameSpec(
     game_class=PickupGame,

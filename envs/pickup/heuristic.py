@@ -12,7 +12,7 @@ Pickup choice: the eligible rank with the best face value plus knockouts.
 
 The values are computed for many rows at once (``heuristic_values``: the imagined
 rounds of every candidate card of every row resolved together); the agent values its
-one row with them, and the batched engine (``envs.pickup.vector.PickupVector``) and the
+one row with them, and the batched engine (``envs.pickup.batched.PickupVector``) and the
 search's heuristic rollouts value thousands. Given the same draws (the imagined deals
 as indices into the unseen cards, and the tie-break numbers) the choices are the same
 (``heuristic_actions``).

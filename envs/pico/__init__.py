@@ -101,7 +101,7 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
   (tested equal to the fast one).
 - `heuristic.py`: `PicoHeuristic`, the rule-based agent, and its values for many rows
   at once (which the batched engine and the search's rollouts use).
-- `vector.py`: `PicoVector`, thousands of games in lockstep as numpy arrays.
+- `batched.py`: `PicoVector`, thousands of games in lockstep as numpy arrays.
 
 ## Version history
 
@@ -110,9 +110,9 @@ Dependencies run one way: `layout` ← `rules` ← `observation`.
 
 from envs.core.registration import factories
 from envs.core.spec import GameSpec
+from envs.pico.batched import PicoVector
 from envs.pico.heuristic import PicoHeuristic
 from envs.pico.rules import PicoGame
-from envs.pico.vector import PicoVector
 
 SPEC = GameSpec(
     game_class=PicoGame,

@@ -7,7 +7,7 @@ cards but one (the aside card), each equally likely.
 
 The values are computed for many rows at once (``heuristic_values``, exact in integers);
 the agent values its one row with them, and the batched engine
-(``envs.pico.vector.PicoVector.heuristic_actions``) and the search's heuristic rollouts
+(``envs.pico.batched.PicoVector.heuristic_actions``) and the search's heuristic rollouts
 value thousands: the same choices from the same tie-break draws (``heuristic_actions``).
 """
 

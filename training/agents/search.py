@@ -75,10 +75,10 @@ from typing import Any
 import numpy as np
 
 from envs.core.agents import Position
+from envs.core.batched import engine_class
 from envs.core.game import Game, State, require_choice
 from envs.core.rewards import win_shares
 from envs.core.spec import spec_of
-from envs.core.vector import engine_class
 
 #: Default budgets (rollouts per decision): see the module docstring of each agent.
 DEFAULT_SAMPLES = 200
@@ -134,7 +134,7 @@ class RolloutPolicy:
 
 class BatchedRollouts:
     """Rollouts of many determinised worlds at once, on the game's batched engine
-    (``envs/<game>/vector.py``): each world is loaded into a row, and every row plays to
+    (``envs/<game>/batched.py``): each world is loaded into a row, and every row plays to
     the end, all rows in one step, uniformly random legal actions (``kind="random"``) or
     the engine's batched heuristic (``kind="heuristic"``: ``heuristic_actions``, the same
     choices as the game's heuristic agent, where the engine has it: Pico face up, Pickup).

@@ -1,4 +1,4 @@
-"""The batched Easter collection engine (envs/easter_collection/vector.py) against the
+"""The batched Easter collection engine (envs/easter_collection/batched.py) against the
 rules, and make_vec.
 
 Differential tests: from the same positions (reference states loaded into the engine's
@@ -22,6 +22,7 @@ from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
 from envs.core.table import Table
 from envs.easter_collection import SPEC
+from envs.easter_collection.batched import HAND_ROW, EasterCollectionVector, copy_plan
 from envs.easter_collection.rules import (
     NUM_CARDS,
     PHASE_CHOOSE,
@@ -29,7 +30,6 @@ from envs.easter_collection.rules import (
     EasterCollectionGame,
     EasterCollectionState,
 )
-from envs.easter_collection.vector import HAND_ROW, EasterCollectionVector, copy_plan
 
 EASTER = "hiddenhand/EasterCollection-v0"
 CONFIGS = list(SPEC.configurations)
@@ -253,7 +253,7 @@ def test_block_copies_are_the_gather() -> None:
 
 def test_an_illegal_placing_raises_and_changes_nothing() -> None:
     """In the placing step (one seat placing its face-down bid) an illegal action is
-    refused as an illegal bid is (``test_vector_every_game``), the phase kept."""
+    refused as an illegal bid is (``test_batched_every_game``), the phase kept."""
     engine = EasterCollectionVector(6, num_players=3, variant="standard", seed=0)
     rng = np.random.default_rng(1)
     while not (engine.phase == PHASE_PLACE).any():  # until some game asks one seat to place

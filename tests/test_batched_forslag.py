@@ -1,4 +1,4 @@
-"""The batched Förslag engine (envs/forslag/vector.py) against the rules, and make_vec.
+"""The batched Förslag engine (envs/forslag/batched.py) against the rules, and make_vec.
 
 Differential tests: from the same positions and the same actions, ``ForslagVector`` gives
 the same observations, masks, choosers, rewards (both modes), terminations and scores as
@@ -21,8 +21,8 @@ import envs
 from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
 from envs.forslag import SPEC
+from envs.forslag.batched import NO_CARD, ONE_CARD, ForslagVector
 from envs.forslag.rules import COPIES, FULL_DECK, ForslagGame
-from envs.forslag.vector import NO_CARD, ONE_CARD, ForslagVector
 
 FORSLAG = "hiddenhand/Forslag-v0"
 CONFIGS = [(c["num_players"], c["board_play"]) for c in SPEC.configurations]
@@ -211,7 +211,7 @@ def test_own_deals_are_valid_seeded_and_distinct(num_players: int, board_play: s
 
 def test_an_illegal_draft_raises_and_changes_nothing() -> None:
     """A draft (one seat choosing) refuses a play's action as a play refuses any illegal
-    one (``test_vector_every_game``), and changes nothing."""
+    one (``test_batched_every_game``), and changes nothing."""
     engine = ForslagVector(16, seed=0, num_players=4, board_play="simultaneous")
     rng = np.random.default_rng(0)
     while not (engine.choosers().sum(axis=1) == 1).any():

@@ -1,4 +1,4 @@
-"""The batched Pico engine (envs/pico/vector.py) against the rules, and make_vec.
+"""The batched Pico engine (envs/pico/batched.py) against the rules, and make_vec.
 
 Differential tests: from the same dealt cards and the same actions, ``PicoVector``
 gives the same observations, masks, rewards (both modes), terminations and scores as
@@ -20,9 +20,9 @@ import pytest
 import envs
 from envs.core.batched import random_actions
 from envs.core.table import Table
+from envs.pico.batched import PicoVector
 from envs.pico.heuristic import PicoHeuristic, heuristic_actions, heuristic_values
 from envs.pico.rules import DECK_COUNTS, VALUES, PicoGame, winners
-from envs.pico.vector import PicoVector
 
 PICO = "hiddenhand/Pico-v0"
 

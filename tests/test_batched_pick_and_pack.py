@@ -1,4 +1,4 @@
-"""The batched Pick & Pack engine (envs/pick_and_pack/vector.py) against the rules, and make_vec.
+"""The batched Pick & Pack engine (envs/pick_and_pack/batched.py) against the rules, and make_vec.
 
 Differential tests: from the same deals and the same actions, ``PickAndPackVector``
 gives every seat the same observations, masks, choosers, scores, rewards (both modes)
@@ -25,6 +25,7 @@ import envs
 from envs.core.batched import random_actions
 from envs.core.table import Table
 from envs.pick_and_pack import SPEC
+from envs.pick_and_pack.batched import PickAndPackVector
 from envs.pick_and_pack.layout import SOURCE
 from envs.pick_and_pack.rules import (
     MAX_STACK,
@@ -40,7 +41,6 @@ from envs.pick_and_pack.rules import (
     PickAndPackGame,
     PickAndPackState,
 )
-from envs.pick_and_pack.vector import PickAndPackVector
 
 GYM = "hiddenhand/PickAndPack-v0"
 CONFIGS = [dict(config) for config in SPEC.configurations]

@@ -2,7 +2,7 @@
 game (``env_id, config``: see ``tests/conftest.py``) or once per game: it plays the
 rules' game (random and hypothesis-drawn play, any position loaded into any row),
 refuses bad input without changing anything, and serves ``make_vec`` (seeding, the
-heuristic opponent, MaskablePPO). The per-game files ``test_vector_<game>.py`` go
+heuristic opponent, MaskablePPO). The per-game files ``test_batched_<game>.py`` go
 deeper: the engine's own deals, each game's phases and ``make_vec`` against the
 Gymnasium view. Where the rules draw chance during a step (a new hand's shuffle), the
 engine draws its own, so that row is loaded again from the reference."""
@@ -16,10 +16,9 @@ from hypothesis import strategies as st
 from lockstep import Dealer, Lockstep, new_table, play_part_way
 
 import envs
-from envs.core.batched import random_actions
+from envs.core.batched import engine_class, random_actions
 from envs.core.game import IllegalActionError
 from envs.core.table import Table
-from envs.core.vector import engine_class
 
 #: Every configuration of every game, for hypothesis to draw from.
 CASES = [

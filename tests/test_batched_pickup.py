@@ -1,4 +1,4 @@
-"""The batched Pickup engine (envs/pickup/vector.py) against the rules, and make_vec.
+"""The batched Pickup engine (envs/pickup/batched.py) against the rules, and make_vec.
 
 Differential tests: from the same positions and the same actions, ``PickupVector``
 gives the same observations, masks, choosers, rewards (both modes), terminations and
@@ -25,6 +25,7 @@ from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
 from envs.core.table import Table
 from envs.pickup import SPEC
+from envs.pickup.batched import PickupVector
 from envs.pickup.heuristic import (
     KEEP_WEIGHT,
     SAMPLES,
@@ -46,7 +47,6 @@ from envs.pickup.rules import (
     PickupGame,
     PickupState,
 )
-from envs.pickup.vector import PickupVector
 
 PICKUP = "hiddenhand/Pickup-v0"
 CONFIGS = [dict(options) for options in SPEC.configurations]
@@ -392,7 +392,7 @@ def test_a_longer_games_next_hand_passes_the_deal_left() -> None:
 
 def test_an_illegal_pickup_choice_raises_and_changes_nothing() -> None:
     """In a pickup choice (one seat choosing a pool rank) an illegal rank is refused as an
-    illegal card is in play (``test_vector_every_game``), the engine's own arrays kept."""
+    illegal card is in play (``test_batched_every_game``), the engine's own arrays kept."""
     engine = PickupVector(64, num_players=4, seed=0)
     rng = np.random.default_rng(1)
     while not (engine.chooser >= 0).any():
