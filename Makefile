@@ -35,7 +35,7 @@ test-rllib: $(RLLIB_STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,bench]"
-	$(PY) scripts/env_speed.py
+	$(PY) scripts/tables/env_speed.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -1,9 +1,12 @@
-"""The command-line scripts run end to end (at small sizes). The one-off measurement
-scripts' runs are slow tests (``-m slow``); their refusals of bad arguments are not."""
+"""The command-line scripts (``scripts/README.md``: tools, the scripts behind the docs'
+tables, one-off measurements) run end to end at small sizes; the longer runs are slow
+tests (``-m slow``), the refusals of bad arguments are not. Every script path the docs
+and the code name exists, and ``scripts/README.md`` lists every script."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +26,33 @@ def run_script(*args: str) -> str:
     return result.stdout
 
 
+def test_every_script_named_exists_and_is_listed():
+    """A ``scripts/....py`` path in the README, the docs, the Makefile or the code is a
+    script, and ``scripts/README.md`` names every script in its folder's section."""
+    texts = [ROOT / "README.md", ROOT / "Makefile", *(ROOT / "docs").rglob("*.md")]
+    for folder in ("envs", "training", "scripts", "tests"):
+        texts += (ROOT / folder).rglob("*.py")
+    named = {
+        (path.relative_to(ROOT), name)
+        for path in texts
+        for name in re.findall(r"\bscripts/[\w/]+\.py\b", path.read_text())
+    }
+    assert len(named) > 20
+    missing = sorted(f"{path}: {name}" for path, name in named if not (ROOT / name).is_file())
+    assert not missing, missing
+    listing = (ROOT / "scripts" / "README.md").read_text()
+    sections = dict(re.findall(r"^## (\w+)/.*?\n(.*?)(?=^## |\Z)", listing, re.M | re.S))
+    assert set(sections) == {"tools", "tables", "measure"}
+    for script in (ROOT / "scripts").rglob("*.py"):
+        folder = script.parent.name
+        if folder == "scripts":
+            assert f"`{script.name}`" in listing.split("\n## ")[0], script.name
+        else:
+            assert f"| `{script.name}` |" in sections[folder], f"{folder}/{script.name}"
+
+
 def test_soak_plays_every_id_without_errors():
-    out = run_script("scripts/soak.py", "--games", "40")
+    out = run_script("scripts/tools/soak.py", "--games", "40")
     rows = [line for line in out.splitlines() if line.startswith("| hiddenhand/")]
     assert len(rows) == len(envs.ids())
     for row in rows:
@@ -33,7 +61,7 @@ def test_soak_plays_every_id_without_errors():
 
 def test_heuristic_vs_random_script_reports_every_configuration():
     out = run_script(
-        "scripts/heuristic_vs_random.py", "--env", "hiddenhand/pico-v0", "--games", "20"
+        "scripts/tables/heuristic_vs_random.py", "--env", "hiddenhand/pico-v0", "--games", "20"
     )
     rows = [line for line in out.splitlines() if line.startswith("| hiddenhand/pico-v0")]
     assert len(rows) == 2 * len(envs.get_spec("hiddenhand/pico-v0").configurations)
@@ -43,7 +71,7 @@ def test_heuristic_vs_random_script_reports_every_configuration():
 def test_policy_benchmark_times_every_baseline_and_finds_the_same_choices():
     from training.agents.policy import BASELINES
 
-    out = run_script("scripts/bench_policy.py", "--decisions", "40", "--repeats", "1")
+    out = run_script("scripts/measure/bench_policy.py", "--decisions", "40", "--repeats", "1")
     rows = [line for line in out.splitlines() if line.startswith("| ") and "µs" not in line]
     assert sorted(row.split("|")[1].strip() for row in rows) == sorted(
         p.stem for p in BASELINES.glob("*.zip")
@@ -55,7 +83,7 @@ def test_policy_benchmark_times_every_baseline_and_finds_the_same_choices():
 def test_decision_losses_are_zero_for_the_teacher_itself_and_not_for_random():
     def rows(agent: str) -> dict[str, list[str]]:
         out = run_script(
-            "scripts/decision_losses.py",
+            "scripts/tools/decision_losses.py",
             *("--env", "hiddenhand/pick_and_pack-v0", "--teacher", "tactician"),
             *("--agent", agent, "--games", "4"),
         )
@@ -75,7 +103,7 @@ def test_decision_losses_judges_with_a_search_teacher_and_a_search_agent():
     """``pimc_heuristic`` values from the position that ``decide`` hands the watched seat,
     and a search agent is still handed its own."""
     out = run_script(
-        "scripts/decision_losses.py",
+        "scripts/tools/decision_losses.py",
         *("--env", "hiddenhand/easter_collection-v0", "--teacher", "pimc_heuristic"),
         *("--agent", "pimc", "--games", "2"),
     )
@@ -86,7 +114,7 @@ def test_decision_losses_judges_with_a_search_teacher_and_a_search_agent():
 
 def test_decision_losses_needs_a_teacher_with_action_values():
     result = subprocess.run(
-        [sys.executable, "scripts/decision_losses.py", "--env", "hiddenhand/pick_and_pack-v0"]
+        [sys.executable, "scripts/tools/decision_losses.py", "--env", "hiddenhand/pick_and_pack-v0"]
         + ["--agent", "random", "--teacher", "heuristic"],
         cwd=ROOT,
         capture_output=True,
@@ -100,12 +128,14 @@ def test_decision_losses_needs_a_teacher_with_action_values():
 
 @pytest.mark.slow  # a one-off measurement script
 def test_speed_benchmark_counts_every_agents_decisions():
-    """``scripts/env_speed.py``'s cases for a game's default configuration: every
+    """``scripts/tables/env_speed.py``'s cases for a game's default configuration: every
     interface and the batched rows, each counting every seat's decisions (in the
     Gymnasium view the opponent's too, so about twice the learner's in Pico)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("speed", ROOT / "scripts" / "env_speed.py")
+    spec = importlib.util.spec_from_file_location(
+        "speed", ROOT / "scripts" / "tables" / "env_speed.py"
+    )
     speed = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(speed)
     measured = speed.cases(["hiddenhand/pico-v0"], default_only=True)
@@ -126,7 +156,7 @@ def test_speed_benchmark_counts_every_agents_decisions():
 @pytest.mark.slow  # a one-off measurement script
 def test_training_speed_compares_the_ways():
     out = run_script(
-        *("scripts/training_speed.py", "--ids", "hiddenhand/pico-v0", "--steps", "2048"),
+        *("scripts/tables/training_speed.py", "--ids", "hiddenhand/pico-v0", "--steps", "2048"),
         *("--games", "10", "--batch-sizes", "256,1024"),
     )
     rows = [line.split("|")[2:5] for line in out.splitlines() if line.startswith("| hiddenhand")]
@@ -141,7 +171,7 @@ def test_training_speed_compares_the_ways():
 
 def test_shipped_panel_scores_a_shipped_agent_as_the_benchmark_does():
     out = run_script(
-        "scripts/shipped_panel.py", "--only", "pico_2p", "--games", "2", "--search-games", "1"
+        "scripts/tables/shipped_panel.py", "--only", "pico_2p", "--games", "2", "--search-games", "1"
     )
     assert "2 seat-rotated games per member, 1 per search member, seed 1000003" in out
     rows = [line for line in out.splitlines() if line.startswith("| pico_2p |")]
@@ -150,7 +180,7 @@ def test_shipped_panel_scores_a_shipped_agent_as_the_benchmark_does():
     assert set(scores["members"]) == {"random", "heuristic", "pimc", "ismcts", "nash"}
     assert scores["members"]["pimc"]["games"] == 1 and scores["members"]["random"]["games"] == 2
     out = run_script(
-        *("scripts/shipped_panel.py", "--only", "pico_2p", "--members", "pimc"),
+        *("scripts/tables/shipped_panel.py", "--only", "pico_2p", "--members", "pimc"),
         *("--search-games", "3"),
     )
     assert "| configuration | score over pimc (95% CI) |" in out
@@ -166,7 +196,7 @@ def test_search_budget_plays_each_budget_against_the_panels_pimc():
     from training.evaluation.tournament import head_to_head
 
     out = run_script(
-        "scripts/search_budget.py",
+        "scripts/measure/search_budget.py",
         *("--env", "hiddenhand/pico-v0", "--agent", "ismcts", "--budgets", "3", "9"),
         *("--games", "4", "--seed", "5"),
     )
@@ -180,17 +210,17 @@ def test_search_budget_plays_each_budget_against_the_panels_pimc():
 
 def test_the_scripts_refuse_bad_arguments():
     for args, message in (
-        (("scripts/shipped_panel.py", "--only", "pico_9p"), "unknown pico_9p; known: "),
-        (("scripts/shipped_panel.py", "--games", "0"), "must be at least 1"),
-        (("scripts/shipped_panel.py", "--members", "random"), "--members must include pimc"),
-        (("scripts/shipped_panel.py", "--members", "ppo"), "invalid choice: 'ppo'"),
-        (("scripts/search_time.py", "--rollout", "greedy"), "invalid choice: 'greedy'"),
+        (("scripts/tables/shipped_panel.py", "--only", "pico_9p"), "unknown pico_9p; known: "),
+        (("scripts/tables/shipped_panel.py", "--games", "0"), "must be at least 1"),
+        (("scripts/tables/shipped_panel.py", "--members", "random"), "--members must include pimc"),
+        (("scripts/tables/shipped_panel.py", "--members", "ppo"), "invalid choice: 'ppo'"),
+        (("scripts/measure/search_time.py", "--rollout", "greedy"), "invalid choice: 'greedy'"),
         (
-            ("scripts/search_budget.py", "--env", "hiddenhand/pico-v0", "--budgets", "5", "0"),
+            ("scripts/measure/search_budget.py", "--env", "hiddenhand/pico-v0", "--budgets", "5", "0"),
             "must all be at least 1",
         ),
-        (("scripts/search_budget.py", "--agent", "mcts"), "invalid choice: 'mcts'"),
-        (("scripts/training_speed.py", "--batch-sizes", "300"), "must divide 1024"),
+        (("scripts/measure/search_budget.py", "--agent", "mcts"), "invalid choice: 'mcts'"),
+        (("scripts/tables/training_speed.py", "--batch-sizes", "300"), "must divide 1024"),
     ):
         result = subprocess.run(
             [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600
@@ -203,7 +233,7 @@ def test_the_forslag_3p_simultaneous_row_is_what_its_seed_prints():
     """The results table's Förslag 3-player simultaneous row is quoted on a seed the table
     had not used (39; the table's seed 0 gave 0.363): each figure is what that seed prints."""
     out = run_script(
-        "scripts/baseline_table.py",
+        "scripts/tables/baseline_table.py",
         *("--env", "hiddenhand/forslag-v0", "--num-players", "3"),
         *("--option", "board_play=simultaneous", "--agent", "ppo", "--games", "2000"),
         *("--seed", "39"),

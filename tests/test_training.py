@@ -530,10 +530,10 @@ def test_an_unknown_teacher_is_a_clear_error(tmp_path):
 
 @pytest.fixture
 def ship_baseline():
-    """``scripts/ship_baseline.py`` as a module."""
+    """``scripts/tools/ship_baseline.py`` as a module."""
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "ship_baseline.py"
+    path = Path(__file__).resolve().parent.parent / "scripts" / "tools" / "ship_baseline.py"
     module_spec = importlib.util.spec_from_file_location("ship_baseline", path)
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)
@@ -980,7 +980,7 @@ def test_distillation_needs_a_teacher_with_action_values(tmp_path):
 def test_a_run_stopped_before_its_end_ships_its_best_model(
     ship_baseline, tiny_pico_model, tmp_path
 ):
-    """``scripts/ship_baseline.py --model best_model`` ships a run that has no final model
+    """``scripts/tools/ship_baseline.py --model best_model`` ships a run that has no final model
     (stopped early): the command comes from the run's config and the copy says it stopped;
     asking for the final model of such a run is a clear error."""
     import shutil

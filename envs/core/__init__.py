@@ -40,7 +40,7 @@ Adding a game (see `envs/pico` for the smallest complete one):
    `SPEC.engine`; `tests/test_batched_<game>.py` checks it against the rules step by
    step.
 
-Making it fast, once it is right (`scripts/step_costs.py` times each part): keep
+Making it fast, once it is right (`scripts/measure/step_costs.py` times each part): keep
 the plain `encode` as the reference. Then
 let the state keep everything its observations show in one float32 buffer, laid
 out by absolute seat and written by the rules as they move, and override

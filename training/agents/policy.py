@@ -105,7 +105,7 @@ class PolicyAgent(LogitsAgent):
 
     It runs the actor network directly rather than through SB3's ``predict``, which
     checks and converts its input on every call: the same choices, about 4× faster for
-    plain MLPs and 1.8× with a game's feature extractor (``scripts/bench_policy.py``).
+    plain MLPs and 1.8× with a game's feature extractor (``scripts/measure/bench_policy.py``).
     """
 
     def __init__(self, model, deterministic: bool = True) -> None:

@@ -61,7 +61,7 @@ SEARCH_BUDGETS: dict[str, dict[str, Any]] = {
 }
 
 #: Each shipped agent's panel score (95% interval) in docs/results.md's table, by its file
-#: stem (``baseline_name``): ``python scripts/shipped_panel.py``, the benchmark's scoring.
+#: stem (``baseline_name``): ``python scripts/tables/shipped_panel.py``, the benchmark's scoring.
 #: A reference for other agents' scores; tests/test_panel.py checks it against the table.
 SHIPPED_PANEL_SCORES: dict[str, tuple[float, float]] = {
     "pico_2p": (0.163, 0.093),

@@ -1,9 +1,9 @@
-"""A trained agent's row of the baselines table: its win rate and mean score against the
+"""A trained agent's row of the shipped agents' table in docs/results.md: its win rate and mean score against the
 heuristic and against random (each in every other seat), seat-rotated, with 95%
 intervals, and whether the interval's lower bound is above chance (1/N).
 
-    python scripts/baseline_table.py --env hiddenhand/pickup-v0 --num-players 3 --agent ppo
-    python scripts/baseline_table.py --env hiddenhand/pickup-v0 --num-players 5 \\
+    python scripts/tables/baseline_table.py --env hiddenhand/pickup-v0 --num-players 3 --agent ppo
+    python scripts/tables/baseline_table.py --env hiddenhand/pickup-v0 --num-players 5 \\
         --agent runs/pickup-5p/model.zip --games 2000
 """
 

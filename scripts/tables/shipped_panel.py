@@ -1,12 +1,14 @@
 """Every shipped agent against the opponent panel: one row per configuration each game
 declares, with the agent's panel score and its win rate against ``pimc`` at the panel
 budget, scored as the benchmark scores a run (``training.benchmark``: 100 games per
-member, 40 against each search member, evaluation seed 1000003).
+member, 40 against each search member, evaluation seed 1000003): the panel score and
+``pimc`` columns of docs/results.md's table (and ``SHIPPED_PANEL_SCORES`` in
+``training.evaluation.panel``).
 
-    python scripts/shipped_panel.py                          # every configuration
-    python scripts/shipped_panel.py --only forslag_3p pickup_3p_target_score-100
-    python scripts/shipped_panel.py --games 20 --search-games 10
-    python scripts/shipped_panel.py --members pimc --search-games 400   # a longer pimc series
+    python scripts/tables/shipped_panel.py                          # every configuration
+    python scripts/tables/shipped_panel.py --only forslag_3p pickup_3p_target_score-100
+    python scripts/tables/shipped_panel.py --games 20 --search-games 10
+    python scripts/tables/shipped_panel.py --members pimc --search-games 400   # a longer pimc series
 
 A configuration is named by its shipped file's stem (``baseline_name``). ``--members``
 scores against some members only: the score is then their mean, not the panel score.

@@ -1,10 +1,11 @@
 """CPU time per decision of the search agents at their default budget, in every game's
 default configuration: ``pimc`` (rollouts on the batched engine), ``pimc`` with its
-rollouts one state at a time (``batched=False``) and ``ismcts``, each against random.
+rollouts one state at a time (``batched=False``) and ``ismcts``, each against random
+(as docs/ground_truth.md quotes them).
 
-    python scripts/search_time.py              # 2 games per agent and game
-    python scripts/search_time.py --games 4
-    python scripts/search_time.py --rollout heuristic
+    python scripts/measure/search_time.py              # 2 games per agent and game
+    python scripts/measure/search_time.py --games 4
+    python scripts/measure/search_time.py --rollout heuristic
 
 With ``--rollout heuristic`` every search plays its rollouts with the game's heuristic
 (as ``pimc_heuristic`` does), in the games whose batched engine has it (Pico, Pickup).

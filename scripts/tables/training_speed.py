@@ -1,7 +1,8 @@
-"""MaskablePPO on the batched engine against the Gymnasium view: speed and learning.
+"""MaskablePPO on the batched engine against the Gymnasium view: speed and learning (the
+table of training on the batched engine in docs/performance.md).
 
-    python scripts/training_speed.py                       # Pico (2) and Pickup (4)
-    python scripts/training_speed.py --steps 100000 --ids hiddenhand/pico-v0 --batch-sizes 256,1024
+    python scripts/tables/training_speed.py                       # Pico (2) and Pickup (4)
+    python scripts/tables/training_speed.py --steps 100000 --ids hiddenhand/pico-v0 --batch-sizes 256,1024
 
 For each game, ``training.train`` runs with the same network, the same opponent (the
 heuristic in every other seat) and the same number of learner decisions, one way after

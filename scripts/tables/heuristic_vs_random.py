@@ -1,6 +1,7 @@
-"""Mean score of each game's heuristic against random opponents, seat-rotated.
+"""Mean score of each game's heuristic against random opponents, seat-rotated: the table
+of heuristic baselines in docs/results.md.
 
-    python scripts/heuristic_vs_random.py --env hiddenhand/pickup-v0 --games 1000
+    python scripts/tables/heuristic_vs_random.py --env hiddenhand/pickup-v0 --games 1000
 
 One heuristic seat, random agents in the others, the lineup rotated every game,
 for each configuration the game declares (or the --num-players given).

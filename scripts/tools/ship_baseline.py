@@ -1,8 +1,8 @@
 """Copy a training run's model into training/baselines as the shipped agent.
 
-    python scripts/ship_baseline.py runs/pico-2p-seed0
-    python scripts/ship_baseline.py runs/forslag-4p-seed0 --model best_model
-    python scripts/ship_baseline.py runs/pico-2p-robust --model snapshots/step_000300000 --play sample
+    python scripts/tools/ship_baseline.py runs/pico-2p-seed0
+    python scripts/tools/ship_baseline.py runs/forslag-4p-seed0 --model best_model
+    python scripts/tools/ship_baseline.py runs/pico-2p-robust --model snapshots/step_000300000 --play sample
 
 A shipped policy only plays, so the copy drops the optimizer's running statistics,
 zeroes the value network, can round the policy's weights to float16 (``--half``;
@@ -39,7 +39,7 @@ from training.agents.policy import (
 )
 from training.evaluation.panel import KEPT_POLICIES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in scripts/tools)
 
 
 def compact(model, half: bool) -> None:

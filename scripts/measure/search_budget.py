@@ -1,6 +1,7 @@
 """A search agent at other budgets against the panel's ``pimc``: does more search beat it?
+(Quoted in docs/notes/results-history-2026-11.md.)
 
-    python scripts/search_budget.py --env hiddenhand/easter_collection-v0 --num-players 5 \\
+    python scripts/measure/search_budget.py --env hiddenhand/easter_collection-v0 --num-players 5 \\
         --agent pimc --budgets 800 2000 --games 200 --seed 1000003
 
 The agent (``pimc``: rollouts a decision; ``ismcts``: iterations) in one seat, the

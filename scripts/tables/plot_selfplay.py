@@ -1,6 +1,7 @@
-"""The NashConv curves of self-play runs on two-player Pico, in one figure and one table.
+"""The NashConv curves of self-play runs on two-player Pico, in one figure and one table:
+docs/selfplay.md's table of runs and its figure (docs/selfplay/pico_curves.png).
 
-    python scripts/plot_selfplay.py docs/selfplay/pico/* --out docs/selfplay/pico_curves.png
+    python scripts/tables/plot_selfplay.py docs/selfplay/pico/* --out docs/selfplay/pico_curves.png
 
 Each argument is a run folder of ``training.selfplay`` (or a copy holding its
 ``config.json`` and ``evaluations.csv``). Prints a Markdown table (the run, the

@@ -1,7 +1,8 @@
-"""Can the learner's network hold two-player Pico's equilibrium? Two diagnostics.
+"""Can the learner's network hold two-player Pico's equilibrium? Two diagnostics, whose
+figures docs/selfplay.md quotes.
 
-    python scripts/pico_distill.py --hidden 128,128 --games-per-deal 100 --epochs 100
-    python scripts/pico_distill.py --noise 0 0.02 0.05 0.1 0.2
+    python scripts/measure/pico_distill.py --hidden 128,128 --games-per-deal 100 --epochs 100
+    python scripts/measure/pico_distill.py --noise 0 0.02 0.05 0.1 0.2
 
 Distillation (the default): from each of the 20 deals of the learner's periodic
 evaluation (``training.selfplay``: ``sample_deals(20, EVALUATION_SEED)``), ``--games-per-deal``

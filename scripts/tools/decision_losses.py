@@ -1,6 +1,6 @@
 """Where an agent falls short of a teacher, sub-step by sub-step.
 
-    python scripts/decision_losses.py --env hiddenhand/pick_and_pack-v0 \\
+    python scripts/tools/decision_losses.py --env hiddenhand/pick_and_pack-v0 \\
         --agent ppo --teacher tactician --games 200
 
 The agent (a name the game knows or a saved model's path) plays seat-rotated games

@@ -1,14 +1,15 @@
-"""Where a step's time goes: the cost of each part of the rules, per id.
+"""Where a step's time goes: the cost of each part of the rules, per id (docs/performance.md
+and ``envs.core`` point to it).
 
-    python scripts/step_costs.py
-    python scripts/step_costs.py --ids hiddenhand/pico-v0 --games 500
+    python scripts/measure/step_costs.py
+    python scripts/measure/step_costs.py --ids hiddenhand/pico-v0 --games 500
 
 Random games are played once to collect the states a game passes through; then
 each part is timed over all of them: the encoder (``Game.observation``), the rules'
 ``_apply`` (one reveal), ``legal_mask``, ``to_act`` and ``scores``; and a whole
 ``raw_env`` step with ``observe`` (the benchmark's loop, including its random
 choice). Microseconds per call, best of ``--repeats``. The parts say which code a
-speed-up has to come from; the benchmark (``scripts/env_speed.py``) says how fast
+speed-up has to come from; the benchmark (``scripts/tables/env_speed.py``) says how fast
 the whole is against the peers.
 """
 

@@ -1,7 +1,7 @@
 """Soak test: many random games per id, reporting errors, speed and memory.
 
-    python scripts/soak.py                  # 100,000 games per id
-    python scripts/soak.py --games 1000 --ids hiddenhand/pico-v0
+    python scripts/tools/soak.py                  # 100,000 games per id
+    python scripts/tools/soak.py --games 1000 --ids hiddenhand/pico-v0
 
 Games go through ``raw_env`` with random legal actions, cycling through each
 game's configurations, with a new seed every game. Any exception is an error (there

@@ -1,6 +1,7 @@
-"""Every member of a configuration's opponent panel against every other.
+"""Every member of a configuration's opponent panel against every other: the panel
+tables of docs/ground_truth.md, one per configuration.
 
-    python scripts/panel_table.py --env hiddenhand/pico-v0 --games 200
+    python scripts/tables/panel_table.py --env hiddenhand/pico-v0 --games 200
 
 Row agent in one seat, column member in every other, seat-rotated: the row agent's win
 rate with its 95% interval, and the row's panel score (its mean win rate above chance

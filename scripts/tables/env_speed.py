@@ -1,7 +1,8 @@
-"""Speed of every game through every interface, against reference envs in the same run.
+"""Speed of every game through every interface, against reference envs in the same run:
+docs/performance.md's speed tables (``make bench`` runs it).
 
-    python scripts/env_speed.py                 # every id and configuration
-    python scripts/env_speed.py --seconds 0.5 --repeats 3 --ids hiddenhand/pico-v0
+    python scripts/tables/env_speed.py                 # every id and configuration
+    python scripts/tables/env_speed.py --seconds 0.5 --repeats 3 --ids hiddenhand/pico-v0
 
 Random masked play through (a) ``raw_env`` calling ``observe`` every step, (b) the
 default ``env()`` calling ``last()`` every step, (c) ``parallel_env``, (d) the

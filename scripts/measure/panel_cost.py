@@ -1,8 +1,9 @@
 """CPU seconds per evaluation game against each panel member, per benchmark configuration:
-what scoring a run costs (``training.benchmark`` plays 100 games against each member).
+what scoring a run costs (``training.benchmark`` plays 100 games against each member),
+as docs/benchmark.md quotes it.
 
-    python scripts/panel_cost.py            # 4 games per member
-    python scripts/panel_cost.py --games 10
+    python scripts/measure/panel_cost.py            # 4 games per member
+    python scripts/measure/panel_cost.py --games 10
 
 The scored agent is ``random`` (its own cost is nil), seat-rotated as in the panel.
 """

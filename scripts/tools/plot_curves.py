@@ -1,6 +1,6 @@
 """Learning curves of several runs in one picture, from their ``evaluations.csv``.
 
-    python scripts/plot_curves.py --run "RLlib PPO, self-play=runs/rllib-pico" \\
+    python scripts/tools/plot_curves.py --run "RLlib PPO, self-play=runs/rllib-pico" \\
         --run "SB3 MaskablePPO, self:1=runs/pico-self60k" --out docs/rllib_pico_curve.png
 
 Reads both trainers' files: the SB3 trainer's (``timesteps``: the learning seat's

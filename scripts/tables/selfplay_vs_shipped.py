@@ -1,7 +1,8 @@
-"""Self-play agents against the shipped ones, on the benchmark protocol's configurations.
+"""Self-play agents against the shipped ones, on the benchmark protocol's configurations:
+the table of self-play agents against the shipped ones in docs/selfplay.md.
 
-    python scripts/selfplay_vs_shipped.py --out runs/selfplay-vs-shipped --decisions 2000000
-    python scripts/selfplay_vs_shipped.py --configs pickup-4p --algorithm ppo --out runs/x
+    python scripts/tables/selfplay_vs_shipped.py --out runs/selfplay-vs-shipped --decisions 2000000
+    python scripts/tables/selfplay_vs_shipped.py --configs pickup-4p --algorithm ppo --out runs/x
 
 For each configuration (``training.benchmark.CONFIGURATIONS``): ``training.selfplay``
 trains an agent with the learner alone (no imitation; ``--algorithm``, ``--decisions``,

@@ -1,7 +1,8 @@
-"""Speed of a trained policy's decisions: ``PolicyAgent.act`` against SB3's ``predict``.
+"""Speed of a trained policy's decisions: ``PolicyAgent.act`` against SB3's ``predict``
+(the speed-up ``training.agents.policy`` quotes).
 
-    python scripts/bench_policy.py                       # every shipped baseline
-    python scripts/bench_policy.py --decisions 2000 --repeats 5
+    python scripts/measure/bench_policy.py                       # every shipped baseline
+    python scripts/measure/bench_policy.py --decisions 2000 --repeats 5
 
 Both play the same recorded decisions (observations and masks from games of the
 baseline against the heuristic), in turn within each repeat, so load changes on a

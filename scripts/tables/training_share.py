@@ -1,7 +1,8 @@
-"""Share of MaskablePPO training wall time spent inside the environment, per id.
+"""Share of MaskablePPO training wall time spent inside the environment, per id: the
+share table of docs/performance.md.
 
-    python scripts/training_share.py                   # every id, 16,384 steps each
-    python scripts/training_share.py --ids hiddenhand/pico-v0 --timesteps 32768
+    python scripts/tables/training_share.py                   # every id, 16,384 steps each
+    python scripts/tables/training_share.py --ids hiddenhand/pico-v0 --timesteps 32768
 
 A fixed short MaskablePPO run with the library's default hyperparameters (4 envs
 in one process, so the timings add up; 16,384 steps are two rollouts) with

@@ -1,8 +1,8 @@
 """The self-play learner's speed against SB3's MaskablePPO, in one run, on every protocol
-configuration.
+configuration: the self-play table of docs/performance.md.
 
-    python scripts/selfplay_speed.py                      # the seven configurations
-    python scripts/selfplay_speed.py --configs pico-2p --decisions 300000 --sb3-steps 30000
+    python scripts/tables/selfplay_speed.py                      # the seven configurations
+    python scripts/tables/selfplay_speed.py --configs pico-2p --decisions 300000 --sb3-steps 30000
 
 For each configuration of the benchmark protocol (``training.benchmark.CONFIGURATIONS``),
 one after the other in this process: ``training.train`` (SB3 MaskablePPO, today's
