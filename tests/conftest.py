@@ -7,7 +7,8 @@
   helpers (building and playing positions), for the several test files of that game.
   A helper that one file needs lives in that file.
 - ``tests/lockstep.py`` (imported, not a fixture): reference games and a batched engine
-  played in lockstep, for the engines' tests.
+  played in lockstep, and make_vec against Gymnasium views of the same deals, for the
+  engines' tests.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """What every batched engine does alike, tested once over every configuration of every
 game (``env_id, config``: see ``tests/conftest.py``) or once per game: it plays the
-rules' game (random and hypothesis-drawn play, any position loaded into any row),
-refuses bad input without changing anything, and serves ``make_vec`` (seeding, the
-heuristic opponent, MaskablePPO). The per-game files ``test_batched_<game>.py`` go
-deeper: the engine's own deals, each game's phases and ``make_vec`` against the
-Gymnasium view. Where the rules draw chance during a step (a new hand's shuffle), the
-engine draws its own, so that row is loaded again from the reference."""
+rules' game (random and hypothesis-drawn play, any position loaded into any row), deals
+its own games from its seed alone, refuses bad input without changing anything, and
+serves ``make_vec`` (the learner sees and earns what the Gymnasium view shows it,
+seeding, the heuristic opponent, MaskablePPO). The per-game files
+``test_batched_<game>.py`` go deeper: the engine's own deals are valid games (and, where
+its one random draw is replaced by the rules', the rules' games), each game's phases
+and options, its batched heuristic. Where the rules draw chance during a step (a new
+hand's shuffle), the engine draws its own, so that row is loaded again from the
+reference."""
 
 from __future__ import annotations
 
@@ -13,7 +16,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lockstep import Dealer, Lockstep, new_table, play_part_way
+from lockstep import (
+    Dealer,
+    Lockstep,
+    by_observation,
+    compare_with_the_gymnasium_view,
+    new_table,
+    play_part_way,
+    untrained_policy,
+)
 
 import envs
 from envs.core.batched import engine_class, random_actions
@@ -26,16 +37,21 @@ CASES = [
 ]
 
 
-def new_engine(env_id: str, config: dict, num_envs: int, reward_mode: str = "score"):
-    return engine_class(envs.get_spec(env_id))(num_envs, reward_mode=reward_mode, seed=0, **config)
+def new_engine(
+    env_id: str, config: dict, num_envs: int, reward_mode: str = "score", seed: int = 0
+):
+    engine_type = engine_class(envs.get_spec(env_id))
+    return engine_type(num_envs, reward_mode=reward_mode, seed=seed, **config)
 
 
 @pytest.mark.parametrize("reward_mode", ["win", "score"])
 def test_the_engine_plays_the_rules_game(env_id, config, reward_mode):
-    engine = new_engine(env_id, config, 4, reward_mode)
+    """80 games per configuration and reward mode, 30 at a time, some steps on a subset
+    of the rows (``tests/lockstep.py``)."""
+    engine = new_engine(env_id, config, 30, reward_mode)
     dealer = Dealer(engine.game, reward_mode, seed=0)
-    lockstep = Lockstep(engine, {b: dealer() for b in range(4)}, refill=dealer)
-    lockstep.play(np.random.default_rng(1), games=4)
+    lockstep = Lockstep(engine, {b: dealer() for b in range(30)}, refill=dealer)
+    lockstep.play(np.random.default_rng(1), games=80)
     lockstep.check_views(np.random.default_rng(2))
 
 
@@ -63,17 +79,22 @@ def test_hypothesis_games_match_the_rules(case, reward_mode, seed, data) -> None
 
 
 def test_load_puts_any_position_into_a_row(env_id, config):
-    """Reference games played part way and positions resampled for a seat
-    (``Table.determinise``), loaded into any rows in any order, then played on in
-    lockstep to the end; a row is loaded once a call."""
-    game = envs.get_spec(env_id).make_game(**config)
+    """Reference games played part way (anywhere up to the game's longest) and positions
+    resampled for a seat (``Table.determinise``), loaded into any rows in any order, then
+    played on in lockstep to the end; a row is loaded once a call, and a game that is
+    over or of another configuration is refused."""
+    spec = envs.get_spec(env_id)
+    game = spec.make_game(**config)
     rng = np.random.default_rng(game.num_players)
     tables: list[Table] = []
     seed = 0
-    while len(tables) < 16:  # 8 positions and a determinisation of each
+    while len(tables) < 24:  # 12 positions and a determinisation of each
         seed += 1
         table = new_table(game, "score", seed)
-        play_part_way(table, rng, int(rng.integers(0, game.max_decisions // game.num_players)))
+        if seed % 2:  # early in the game, and anywhere
+            play_part_way(table, rng, int(rng.integers(0, game.max_decisions // game.num_players)))
+        else:
+            play_part_way(table, rng, int(rng.integers(0, game.max_decisions)))
         if not table.terminal:
             tables += [table, table.determinise(int(rng.integers(game.num_players)), rng)]
     engine = new_engine(env_id, config, len(tables) + 2)
@@ -81,6 +102,45 @@ def test_load_puts_any_position_into_a_row(env_id, config):
     Lockstep(engine, dict(zip(rows.tolist(), tables, strict=True))).play_to_the_end(rng)
     with pytest.raises(ValueError, match="one state per distinct row"):
         engine.load([new_table(game, "win", 0).state], [0, 1])
+    finished = new_table(game, "win", 0)
+    play_part_way(finished, rng, 10 * game.max_decisions)
+    with pytest.raises(ValueError, match="not over"):
+        engine.load([finished.state], [0])
+    other = next(c for c in spec.configurations if spec.make_game(**c).config != game.config)
+    with pytest.raises(ValueError, match="of this configuration"):
+        engine.load([new_table(spec.make_game(**other), "win", 0).state], [0])
+
+
+def test_own_deals_come_from_the_seed(env_id, config):
+    """The engine's own deals (``reset``, the automatic reset) are its seed's: the same
+    seed and the same actions give the same games, every view, reward and end equal,
+    until the automatic reset has dealt 30 games; ``reset(seed)`` deals the first games
+    again; another seed deals others. (Each game's file checks that the deals are valid
+    and dealt apart.)"""
+    engine, again, other = (new_engine(env_id, config, 300, seed=s) for s in (3, 3, 4))
+
+    def views(e) -> list[np.ndarray]:
+        return [e.observations(), e.masks(), e.choosers(), e.scores()]
+
+    first = views(engine)
+    for mine, theirs in zip(first, views(again), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    assert not np.array_equal(engine.observations(), other.observations())
+    rng, same = np.random.default_rng(1), np.random.default_rng(1)
+    ended = 0
+    while ended < 30:
+        rewards, terminated, info = engine.step(random_actions(engine.masks(), rng))
+        expected = again.step(random_actions(again.masks(), same))
+        np.testing.assert_array_equal(rewards, expected[0])
+        np.testing.assert_array_equal(terminated, expected[1])
+        for key in ("done", "terminal_observations", "terminal_scores"):
+            np.testing.assert_array_equal(info[key], expected[2][key])
+        for mine, theirs in zip(views(engine), views(again), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+        ended += len(info["done"])
+    engine.reset(3)
+    for mine, theirs in zip(views(engine), first, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
 
 
 @pytest.mark.parametrize("steps", [0, 9])
@@ -118,6 +178,76 @@ def test_an_illegal_action_raises_and_changes_nothing(env_id, config, steps):
 
 
 # --- make_vec ---------------------------------------------------------------------------------
+def case_id(env_id: str, config: dict) -> str:
+    return "-".join([env_id.split("/")[1], *(f"{k}={v}" for k, v in config.items())])
+
+
+#: make_vec against the Gymnasium view: every configuration of every game in both reward
+#: modes against an opponent reading its observation (a function, played game by game),
+#: and some against an untrained policy (``logits_batch``: one forward pass for all
+#: games); the games compared. Pickup's longer game, whose engine draws its new hands,
+#: is compared in tests/test_batched_pickup.py with the views' draws.
+MAKE_VEC_CASES = [
+    pytest.param(env_id, config, mode, "function", 24, id=f"{case_id(env_id, config)}-{mode}")
+    for env_id, config in CASES
+    if "target_score" not in config
+    for mode in ("win", "score")
+] + [
+    pytest.param(
+        f"hiddenhand/{name}-v0",
+        *(config, mode, "policy", games),
+        id=f"{case_id(f'hiddenhand/{name}-v0', config)}-{mode}-policy",
+    )
+    for name, config, mode, games in [
+        ("pico", {"num_players": 2}, "win", 30),
+        ("pico", {"num_players": 2}, "score", 30),
+        ("pico", {"num_players": 3}, "win", 30),
+        ("pico", {"num_players": 3}, "score", 30),
+        ("easter_collection", {"num_players": 2, "variant": "standard"}, "score", 6),
+        ("easter_collection", {"num_players": 4, "variant": "secret_positions"}, "win", 6),
+        ("forslag", {"num_players": 4, "board_play": "simultaneous"}, "win", 8),
+        ("pickup", {"num_players": 2}, "win", 20),
+        ("pickup", {"num_players": 4}, "score", 20),
+        ("pickup", {"num_players": 6}, "win", 20),
+    ]
+]
+
+
+def required_paths(env_id: str, config: dict, reward_mode: str) -> dict[str, int]:
+    """The least count of each of make_vec's paths (``lockstep.Paths``) that a game's
+    comparison must take, where the game has it: the opponents' turns played alone inside
+    ``step`` (Easter collection's placings, Pickup's pickup choices, some of those ending
+    the game), rewards carried to the learner's first step (Förslag's drafts in turn), the
+    opponent choosing before the learner's first choice (Pick & Pack's placements)."""
+    name = envs.get_spec(env_id).name
+    if name == "easter_collection" and config["variant"] == "standard":
+        return {"alone": 20}
+    if name == "pickup":
+        return {"alone": 20, "ended_alone": 1}
+    if name == "forslag" and config["board_play"] == "in_turn" and reward_mode == "score":
+        return {"carried": 1}
+    if name == "pick_and_pack" and config["placement"] != "simultaneous":
+        return {"opponent_first": 1}
+    return {}
+
+
+@pytest.mark.parametrize(("env_id", "config", "reward_mode", "opponent", "games"), MAKE_VEC_CASES)
+def test_make_vec_matches_the_gymnasium_view(env_id, config, reward_mode, opponent, games):
+    """The same deals, seats and deterministic opponent: game by game, the learner sees
+    and earns in the VecEnv what it sees and earns in the Gymnasium view, the opponents'
+    turns before its first choice and between its choices included
+    (``lockstep.compare_with_the_gymnasium_view``)."""
+    gym_id = envs.get_spec(env_id).gym_id
+    if opponent == "policy":
+        opponent = untrained_policy(gym_id, tuple(sorted(config.items())))
+    else:
+        opponent = by_observation
+    paths = compare_with_the_gymnasium_view(gym_id, config, reward_mode, opponent, games)
+    assert paths.games >= games
+    for path, least in required_paths(env_id, config, reward_mode).items():
+        assert getattr(paths, path) >= least, (path, paths)
+
+
 def test_make_vec_ends_a_game_on_an_illegal_action_like_the_gymnasium_view(env_id, config):
     """An illegal action loses that game alone (reward -1, done, the reason in its info,
     its last observation as the terminal one); the row plays on from a new deal."""

@@ -1,27 +1,28 @@
-"""The batched Pick & Pack engine (envs/pick_and_pack/batched.py) against the rules, and make_vec.
+"""The batched Pick & Pack engine (envs/pick_and_pack/batched.py): what is its own beyond
+what every engine does (``test_batched_every_game.py``: random play against the rules,
+loaded positions, seeding, make_vec against the Gymnasium view).
 
 Differential tests: from the same deals and the same actions, ``PickAndPackVector``
 gives every seat the same observations, masks, choosers, scores, rewards (both modes)
 and terminations as ``envs.core.table.Table`` over ``envs/pick_and_pack/rules.py``, in
-every configuration of ``SPEC.configurations``; loaded mid-game positions and
-determinisations play on alike; ``make_vec`` shows the learner what the Gymnasium view
-shows it, the opponents' turns played inside ``step``.
+every configuration of ``SPEC.configurations``, every sub-step of the game asked;
+positions of every sub-step, made-up late positions and scores beyond int8 play on
+alike; options outside the configurations are played too.
 
 The engine's deals are checked in two ways: rows loaded from the reference tables
 (``engine.load``), and the engine dealing itself with its one random method, ``_draw``,
-replaced by the reference games' deals (the automatic reset included).
+replaced by the reference games' deals (the automatic reset included); its own deals
+are valid positions, dealt apart.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections import Counter
 
-import gymnasium
 import numpy as np
 import pytest
+from lockstep import new_table
 
-import envs
 from envs.core.batched import random_actions
 from envs.core.table import Table
 from envs.pick_and_pack import SPEC
@@ -42,7 +43,6 @@ from envs.pick_and_pack.rules import (
     PickAndPackState,
 )
 
-GYM = "hiddenhand/PickAndPack-v0"
 CONFIGS = [dict(config) for config in SPEC.configurations]
 CONFIG_IDS = ["-".join(str(v) for v in config.values()) for config in CONFIGS]
 #: Options beyond the listed configurations, which the engine plays too.
@@ -56,11 +56,6 @@ OTHER_OPTIONS = [
     },
 ]
 
-
-def new_table(game: PickAndPackGame, reward_mode: str, seed: int) -> Table:
-    table = Table(game, reward_mode)
-    table.reset(np.random.default_rng(seed))
-    return table
 
 
 def deal_of(state: PickAndPackState) -> tuple[np.ndarray, int, np.ndarray | None]:
@@ -93,27 +88,18 @@ def noisy_actions(engine: PickAndPackVector, rng: np.random.Generator) -> np.nda
 
 
 class Lockstep:
-    """``count`` reference tables and an engine of ``count`` games in the same positions.
+    """``count`` reference tables and an engine of ``count`` games in the same positions:
+    the engine deals every game itself, its ``_draw`` giving the deals of new reference
+    tables, the automatic reset included. (Loaded rows: ``tests/lockstep.py``.)"""
 
-    ``via="load"``: rows are loaded from the tables' states (``engine.load``), and a
-    finished game's row is loaded with a new table's. ``via="deal"``: the engine deals
-    every game itself, its ``_draw`` giving the deals of new reference tables, the
-    automatic reset included."""
-
-    def __init__(
-        self, config: dict, reward_mode: str, count: int, seed: int, via: str = "load"
-    ) -> None:
+    def __init__(self, config: dict, reward_mode: str, count: int, seed: int) -> None:
         self.game = PickAndPackGame.from_options(**config)
-        self.reward_mode, self.seed, self.dealt, self.via = reward_mode, seed, 0, via
+        self.reward_mode, self.seed, self.dealt = reward_mode, seed, 0
         self.engine = PickAndPackVector(count, reward_mode=reward_mode, seed=seed + 1, **config)
         self.upcoming: dict[int, Table] = {}  # row -> the table just dealt into it
-        if via == "deal":
-            self.engine._draw = self.draw
-            self.engine.redeal(np.arange(count))
-            self.tables = [self.upcoming.pop(b) for b in range(count)]
-        else:
-            self.tables = [self.new_table() for _ in range(count)]
-            self.engine.load([t.state for t in self.tables])
+        self.engine._draw = self.draw
+        self.engine.redeal(np.arange(count))
+        self.tables = [self.upcoming.pop(b) for b in range(count)]
         self.finished = 0
         self.phases: Counter[int] = Counter()
 
@@ -156,11 +142,7 @@ class Lockstep:
                 np.testing.assert_array_equal(info["terminal_observations"][i], final[0])
                 np.testing.assert_array_equal(info["terminal_scores"][i], final_scores[0])
                 self.finished += 1
-                if self.via == "deal":
-                    self.tables[b] = self.upcoming.pop(b)
-                else:
-                    self.tables[b] = table = self.new_table()
-                    self.engine.load([table.state], [b])
+                self.tables[b] = self.upcoming.pop(b)
         assert not self.upcoming
 
 
@@ -170,14 +152,12 @@ def phases_of(config: dict) -> set[int]:
     return set(range(first, NUM_PHASES))
 
 
-@pytest.mark.parametrize("reward_mode", ["win", "score"])
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
-def test_games_match_the_rules(config: dict, reward_mode: str) -> None:
-    """50 games per configuration and reward mode (100 per configuration), every seat's
-    view compared at every step; the engine deals them itself (win) or loads them
-    (score)."""
-    via = "deal" if reward_mode == "win" else "load"
-    lockstep = Lockstep(config, reward_mode, count=25, seed=CONFIGS.index(config), via=via)
+def test_own_deals_are_the_rules_games(config: dict) -> None:
+    """50 games per configuration dealt by the engine itself (its ``_draw`` given the
+    reference games' deals), every seat's view compared at every step, every sub-step
+    asked (loaded games in both reward modes: ``test_batched_every_game``)."""
+    lockstep = Lockstep(config, "win", count=25, seed=CONFIGS.index(config))
     rng = np.random.default_rng(7)
     while lockstep.finished < 50:
         lockstep.check_views(rng)
@@ -190,7 +170,7 @@ def test_games_match_the_rules(config: dict, reward_mode: str) -> None:
 def test_other_options_match_the_rules(options: dict) -> None:
     """Options outside ``SPEC.configurations`` (one Rush Order a turn, unplayable tiles,
     other trays), 20 games each."""
-    lockstep = Lockstep(options, "score", count=10, seed=11, via="deal")
+    lockstep = Lockstep(options, "score", count=10, seed=11)
     rng = np.random.default_rng(8)
     while lockstep.finished < 20:
         lockstep.check_views(rng)
@@ -353,12 +333,10 @@ def check_positions(engine: PickAndPackVector) -> None:
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
-def test_own_deals_are_valid_seeded_and_distinct(placement: str) -> None:
+def test_own_deals_are_valid_and_distinct(placement: str) -> None:
+    """Valid positions dealt apart, the grabber on the 6, both first players; the
+    automatic reset's deals too (their seeding: ``test_batched_every_game``)."""
     engine = PickAndPackVector(300, placement=placement, seed=3)
-    again = PickAndPackVector(300, placement=placement, seed=3)
-    other = PickAndPackVector(300, placement=placement, seed=4)
-    np.testing.assert_array_equal(engine.observations(), again.observations())
-    assert not np.array_equal(engine.apples, other.apples)
     assert len({grid.tobytes() for grid in engine.apples}) == 300  # the games are dealt apart
     assert set(engine.first_player.tolist()) == {0, 1}
     assert (engine.apples[np.arange(300), engine.grabber] == 6).all()  # on the 6
@@ -380,14 +358,6 @@ def test_own_deals_are_valid_seeded_and_distinct(placement: str) -> None:
         assert (engine.count[done] == 0).all() and (engine.scores()[done] == 0).all()
         assert (engine.apples[done, engine.grabber[done]] == 6).all()
         assert engine.choosers().any(axis=1).all() and engine.masks().any(axis=2).any(axis=1).all()
-    # Same seed, same actions: the same games, automatic resets included.
-    replay = PickAndPackVector(300, placement=placement, seed=3)
-    first = PickAndPackVector(300, placement=placement, seed=3)
-    rng_a, rng_b = np.random.default_rng(1), np.random.default_rng(1)
-    for _ in range(60):
-        replay.step(random_actions(replay.masks(), rng_a))
-        first.step(random_actions(first.masks(), rng_b))
-    np.testing.assert_array_equal(replay.observations(), first.observations())
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
@@ -442,87 +412,3 @@ def test_every_option_is_played() -> None:
         assert engine.game.config == PickAndPackGame.from_options(**options).config
     with pytest.raises(ValueError, match="placement"):
         PickAndPackVector(2, placement="sequential")
-
-
-# --- make_vec ---------------------------------------------------------------------------
-def by_observation(observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
-    """A deterministic opponent: a legal action picked by a hash of the observation."""
-    legal = np.flatnonzero(mask)
-    return int(legal[zlib.crc32(observation.tobytes()) % len(legal)])
-
-
-MAKE_VEC_CASES = [
-    pytest.param(config, mode, seat, id=f"{name}-{mode}-seat{seat}")
-    for config, name in zip(CONFIGS, CONFIG_IDS, strict=True)
-    for mode, seat in (("score", CONFIGS.index(config) % 2), ("win", 1 - CONFIGS.index(config) % 2))
-]
-
-
-@pytest.mark.parametrize(("config", "reward_mode", "seat"), MAKE_VEC_CASES)
-def test_make_vec_matches_the_gymnasium_view(config: dict, reward_mode: str, seat: int) -> None:
-    """The same deals, seat and (deterministic) opponent: the learner sees and earns the
-    same in the VecEnv as in the Gymnasium view, game by game, the opponents' turns
-    (before the learner's first choice too, whose rewards reach its first step) played
-    inside ``step``. The VecEnv's engine deals each view's games (its ``_draw`` replaced)."""
-    count = 4
-    views = [
-        gymnasium.make(GYM, opponent=by_observation, reward_mode=reward_mode, seat=seat, **config)
-        for _ in range(count)
-    ]
-    vec_env = envs.make_vec(
-        GYM,
-        num_envs=count,
-        opponent=by_observation,
-        reward_mode=reward_mode,
-        seat=seat,
-        seed=0,
-        **config,
-    )
-    deals: dict[int, tuple] = {}  # view -> the deal of its game under way
-    seeds = iter(range(1000 * CONFIGS.index(config), 10**6))
-    opponent_first = 0  # games where the opponent chose before the learner's first choice
-
-    def reset(b: int) -> np.ndarray:
-        """A new game in view ``b``, its deal kept for the VecEnv's engine."""
-        nonlocal opponent_first
-        table = views[b].unwrapped.table
-        dealt = []
-        table_reset = table.reset
-        table.reset = lambda rng: (table_reset(rng), dealt.append(table.state.clone()))
-        observation, _ = views[b].reset(seed=next(seeds))
-        del table.reset
-        deals[b] = deal_of(dealt[0])
-        opponent_first += not np.array_equal(observation, dealt[0].game.observation(dealt[0], seat))
-        return observation
-
-    def draw(games: np.ndarray):
-        return stacked([deals[b] for b in games.tolist()])
-
-    vec_env.engine._draw = draw
-    started = [reset(b) for b in range(count)]
-    np.testing.assert_array_equal(vec_env.reset(), np.stack(started))
-    rng = np.random.default_rng(0)
-    games = 0
-    while games < 12:
-        masks = vec_env.action_masks()
-        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
-        expected = []
-        for b, view in enumerate(views):  # the views first: a game that ends is dealt again
-            np.testing.assert_array_equal(masks[b], view.unwrapped.action_masks())
-            observation, reward, terminated, _, _ = view.step(int(actions[b]))
-            final = view.unwrapped.table.state.scores() if terminated else None
-            after = reset(b) if terminated else observation
-            expected.append((observation, reward, terminated, final, after))
-        observations, rewards, dones, infos = vec_env.step(actions)
-        for b, (observation, reward, terminated, final, after) in enumerate(expected):
-            assert rewards[b] == np.float32(reward) and dones[b] == terminated
-            if terminated:
-                np.testing.assert_array_equal(infos[b]["terminal_observation"], observation)
-                np.testing.assert_array_equal(infos[b]["scores"], final)
-                assert infos[b]["seat"] == seat
-                games += 1
-            else:
-                assert infos[b] == {}
-            np.testing.assert_array_equal(observations[b], after)
-    if config["placement"] != "simultaneous":
-        assert opponent_first > 0  # the path where the opponent plays first was taken

@@ -1,26 +1,26 @@
-"""The batched Pickup engine (envs/pickup/batched.py) against the rules, and make_vec.
+"""The batched Pickup engine (envs/pickup/batched.py): what is its own beyond what every
+engine does (``test_batched_every_game.py``: random play against the rules, loaded
+positions, seeding, make_vec against the Gymnasium view).
 
 Differential tests: from the same positions and the same actions, ``PickupVector``
 gives the same observations, masks, choosers, rewards (both modes), terminations and
 scores as ``envs.core.table.Table`` over ``envs/pickup/rules.py``, for every
-configuration in ``SPEC.configurations``. The engine's rows are loaded from the
-reference states, and its one source of chance, ``_shuffle``, is replaced by the
-reference's outcome where the reference has drawn it (the reshuffle between hands of
-the longer game). Its batched heuristic makes the same choices as
-a plain per-game reckoning of the heuristic (``ReferenceHeuristic``) and as
-``envs.pickup.heuristic.PickupHeuristic``; ``make_vec`` shows the learner what the
-Gymnasium view shows it, opponents' pickup choices included.
+configuration in ``SPEC.configurations`` and other targets, with the engine's one
+source of chance, ``_shuffle``, replaced by the reference's outcome where the reference
+has drawn it (the reshuffle between hands of the longer game), so that its new hands
+are checked too; so in make_vec. Its batched heuristic makes the same choices as a
+plain per-game reckoning of the heuristic (``ReferenceHeuristic``) and as
+``envs.pickup.heuristic.PickupHeuristic``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import gymnasium
 import numpy as np
 import pytest
+from lockstep import compare_with_the_gymnasium_view, new_table, untrained_policy
 
-import envs
 from envs.core.batched import random_actions
 from envs.core.game import IllegalActionError
 from envs.core.table import Table
@@ -57,11 +57,6 @@ assert LONGER in CONFIGS
 def config_id(options: dict) -> str:
     return "-".join(f"{key}={value}" for key, value in options.items())
 
-
-def new_table(game: PickupGame, reward_mode: str, seed: int) -> Table:
-    table = Table(game, reward_mode)
-    table.reset(np.random.default_rng(seed))
-    return table
 
 
 def deck_of(state: PickupState) -> np.ndarray:
@@ -332,12 +327,11 @@ def check_new_deals(engine: PickupVector, rows: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("options", CONFIGS, ids=config_id)
-def test_own_deals_are_valid_seeded_and_distinct(options: dict) -> None:
+def test_own_deals_are_valid_and_distinct(options: dict) -> None:
+    """Valid new games and new hands (banked points kept, the deal passed left), dealt
+    apart, every seat a dealer; the automatic reset's deals too (their seeding:
+    ``test_batched_every_game``)."""
     engine = PickupVector(300, seed=3, **options)
-    again = PickupVector(300, seed=3, **options)
-    other = PickupVector(300, seed=4, **options)
-    np.testing.assert_array_equal(engine.observations(), again.observations())
-    assert (engine.observations() != other.observations()).any()
     assert (engine.scores() == 0).all()
     check_new_deals(engine, engine._all)
     assert len({deck.tobytes() for deck in engine.deck}) == 300  # the games are dealt apart
@@ -596,108 +590,21 @@ def test_the_engines_imagined_deals_have_the_heuristics_law() -> None:
 
 
 # --- make_vec -------------------------------------------------------------------------
-def untrained_policy(options: dict):
-    from sb3_contrib import MaskablePPO
-
-    from training.agents.policy import PolicyAgent
-
-    vec_env = envs.make_vec(PICKUP, num_envs=2, seed=0, **options)
-    return PolicyAgent(MaskablePPO("MlpPolicy", vec_env, seed=3, device="cpu"))
-
-
-@pytest.mark.parametrize(
-    ("options", "reward_mode"),
-    [
-        ({"num_players": 2}, "win"),
-        ({"num_players": 4}, "score"),
-        ({"num_players": 6}, "win"),
-        (LONGER, "score"),
-        (LONGER, "win"),
-    ],
-    ids=lambda value: config_id(value) if isinstance(value, dict) else value,
-)
-def test_make_vec_matches_the_gymnasium_view(options: dict, reward_mode: str) -> None:
-    """The same deals, seats and (deterministic) opponent: the learner sees and earns the
-    same in the VecEnv as in the Gymnasium view, game by game. The opponents' pickup
-    choices (turns that leave the learner out) are played inside ``step`` on both sides,
-    some games end on them, and the longer game's reshuffles are the views' own."""
-    policy = untrained_policy(options)
-    count = 6
-    views = [
-        gymnasium.make(PICKUP, opponent=policy, reward_mode=reward_mode, **options)
-        for _ in range(count)
-    ]
-    vec_env = envs.make_vec(
-        PICKUP, num_envs=count, opponent=policy, reward_mode=reward_mode, **options
+@pytest.mark.parametrize("reward_mode", ["score", "win"])
+def test_make_vec_plays_the_views_new_hands(reward_mode: str) -> None:
+    """The longer game through make_vec against the Gymnasium view (every other
+    configuration: ``test_batched_every_game``), the engine given the views' decks for
+    its new hands (``reference_shuffle``): the hands reshuffled mid-game are checked as
+    the rest, and the opponents' pickup choices are played inside ``step``, some ending
+    the game."""
+    reshuffled: list[list[int]] = []
+    paths = compare_with_the_gymnasium_view(
+        PICKUP,
+        LONGER,
+        reward_mode,
+        untrained_policy(PICKUP, tuple(sorted(LONGER.items()))),
+        games=8,
+        chance=lambda engine, state_of: reshuffled.append(reference_shuffle(engine, state_of)),
     )
-    engine = vec_env.engine
-    rng = np.random.default_rng(0)
-    started = [view.reset(seed=10 + i) for i, view in enumerate(views)]
-    vec_env.reset()
-
-    def dealing(b: int) -> PickupState | None:
-        table = views[b].unwrapped.table
-        return None if table.terminal else table.state
-
-    reshuffled = reference_shuffle(engine, dealing)
-    alone: list[int] = []  # games stepped by the opponents alone, and those that ended so
-    ended_alone: list[int] = []
-    step = engine.step
-
-    def counted(actions: np.ndarray, games: np.ndarray | None = None):
-        result = step(actions, games)
-        if games is not None:
-            alone.extend(games.tolist())
-            ended_alone.extend(result[2]["done"].tolist())
-        return result
-
-    engine.step = counted
-
-    def align(b: int) -> None:  # the VecEnv's game b dealt as view b's, same seat
-        engine.load([views[b].unwrapped.table.state], [b])
-        vec_env.seats[b] = views[b].unwrapped.learner
-
-    for b in range(count):
-        align(b)
-    # Nothing is revealed before the learner's first choice: it chooses in the first
-    # choice of every game (the play phase), with nothing carried.
-    assert engine.choosers()[np.arange(count), vec_env.seats].all()
-    observations = engine.observations_of(vec_env.seats)
-    for b in range(count):
-        np.testing.assert_array_equal(observations[b], started[b][0])
-        np.testing.assert_array_equal(vec_env.action_masks()[b], started[b][1]["action_mask"])
-    games = 0
-    target = 8 if options.get("target_score") else 20
-    while games < target:
-        masks = vec_env.action_masks()
-        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
-        results = []
-        for b, view in enumerate(views):  # the views first: their new hands are dealt
-            np.testing.assert_array_equal(masks[b], view.unwrapped.action_masks())
-            results.append(view.step(int(actions[b])))
-        observations, rewards, dones, infos = vec_env.step(actions)
-        for b, view in enumerate(views):
-            observation, reward, terminated, truncated, info = results[b]
-            # make_vec adds the rewards of the opponents' turns in float32, the view in
-            # float64 in another order: equal to float32 precision.
-            assert rewards[b] == pytest.approx(reward, rel=1e-6, abs=1e-6)
-            assert dones[b] == terminated and not truncated
-            if terminated:
-                np.testing.assert_array_equal(infos[b]["terminal_observation"], observation)
-                np.testing.assert_array_equal(
-                    infos[b]["scores"], view.unwrapped.table.state.scores()
-                )
-                assert infos[b]["seat"] == info["seat"]
-                view.reset(seed=1000 + games)
-                align(b)
-                games += 1
-            else:
-                np.testing.assert_array_equal(observations[b], observation)
-                assert infos[b] == {}
-        observations = engine.observations_of(vec_env.seats)
-        for b, view in enumerate(views):
-            np.testing.assert_array_equal(observations[b], view.unwrapped._observe())
-            np.testing.assert_array_equal(vec_env.action_masks()[b], view.unwrapped.action_masks())
-    assert len(alone) > 20 and ended_alone  # the opponents' turns, some ending games
-    if options.get("target_score"):
-        assert len(reshuffled) > 5
+    assert paths.alone > 20 and paths.ended_alone > 0
+    assert len(reshuffled[0]) > 5

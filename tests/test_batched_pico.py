@@ -1,11 +1,12 @@
-"""The batched Pico engine (envs/pico/batched.py) against the rules, and make_vec.
+"""The batched Pico engine (envs/pico/batched.py), and make_vec on it: what is its own
+beyond what every engine does (``test_batched_every_game.py``: random play against the
+rules, loaded positions, seeding, make_vec against the Gymnasium view).
 
-Differential tests: from the same dealt cards and the same actions, ``PicoVector``
-gives the same observations, masks, rewards (both modes), terminations and scores as
-``envs.core.table.Table`` over ``envs/pico/rules.py``; its batched heuristic makes the
-same choices as ``envs.pico.heuristic.PicoHeuristic`` and values the cards as a plain
-per-game reckoning does; ``make_vec`` shows the learner
-what the Gymnasium view shows it.
+Games dealt with ``reset_from`` (the dealt cards given) play as the rules' games; its own
+deals are whole decks, dealt apart; its batched heuristic makes the same choices as
+``envs.pico.heuristic.PicoHeuristic`` and values the cards as a plain per-game
+reckoning does. make_vec, on Pico: its refusals, opponents, seats and mixes, the
+trainer on it, and the face-down game's heuristic played game by game.
 """
 
 from __future__ import annotations
@@ -13,13 +14,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-import gymnasium
 import numpy as np
 import pytest
+from lockstep import Dealer, Lockstep
 
 import envs
-from envs.core.batched import random_actions
-from envs.core.table import Table
 from envs.pico.batched import PicoVector
 from envs.pico.heuristic import PicoHeuristic, heuristic_actions, heuristic_values
 from envs.pico.rules import DECK_COUNTS, VALUES, PicoGame, winners
@@ -27,80 +26,30 @@ from envs.pico.rules import DECK_COUNTS, VALUES, PicoGame, winners
 PICO = "hiddenhand/Pico-v0"
 
 
-def new_table(game: PicoGame, reward_mode: str, seed: int) -> Table:
-    table = Table(game, reward_mode)
-    table.reset(np.random.default_rng(seed))
-    return table
-
-
-class Lockstep:
-    """``count`` reference tables and an engine of ``count`` games dealt the same cards; a
-    finished reference game is replaced by a new one, dealt into the engine's row."""
-
-    def __init__(self, num_players: int, reward_mode: str, count: int, seed: int) -> None:
-        self.game = PicoGame.from_options(num_players=num_players)
-        self.reward_mode, self.seed, self.dealt = reward_mode, seed, 0
-        self.tables = [self.new_table() for _ in range(count)]
-        self.engine = PicoVector(count, num_players=num_players, reward_mode=reward_mode, seed=1)
-        self.engine.reset_from(
-            np.stack([t.state.sets for t in self.tables]),
-            np.stack([t.state.aside for t in self.tables]),
-        )
-        self.finished = 0
-
-    def new_table(self) -> Table:
-        self.dealt += 1
-        return new_table(self.game, self.reward_mode, self.seed * 100_003 + self.dealt)
-
-    def check_views(self) -> None:
-        engine, n = self.engine, self.game.num_players
-        observations, masks = engine.observations(), engine.masks()
-        assert observations.dtype == np.float32 and masks.dtype == bool
-        for b, table in enumerate(self.tables):
-            for p in range(n):
-                np.testing.assert_array_equal(observations[b, p], table.observation(p))
-                np.testing.assert_array_equal(masks[b, p], table.legal_mask(p).astype(bool))
-            np.testing.assert_array_equal(engine.scores()[b], table.state.scores())
-
-    def step(self, actions: np.ndarray) -> None:
-        n = self.game.num_players
-        rewards, terminated, info = self.engine.step(actions)
-        done = info["done"].tolist()
-        assert done == np.flatnonzero(terminated).tolist()
-        for b, table in enumerate(self.tables):
-            for p in range(n):
-                expected = table.commit(p, int(actions[b, p]))
-            np.testing.assert_array_equal(rewards[b], expected)
-            assert bool(terminated[b]) == table.terminal
-            if table.terminal:
-                i = done.index(b)
-                for p in range(n):
-                    final = info["terminal_observations"][i, p]
-                    np.testing.assert_array_equal(final, table.observation(p))
-                np.testing.assert_array_equal(info["terminal_scores"][i], table.state.scores())
-                self.tables[b] = table = self.new_table()
-                self.engine.reset_from(table.state.sets[None], table.state.aside[None], [b])
-                self.finished += 1
-
-
 @pytest.mark.parametrize("num_players", [2, 3])
 @pytest.mark.parametrize("reward_mode", ["win", "score"])
-def test_two_hundred_games_match_the_rules(num_players: int, reward_mode: str) -> None:
-    lockstep = Lockstep(num_players, reward_mode, count=50, seed=num_players)
-    rng = np.random.default_rng(7)
-    while lockstep.finished < 200:
-        lockstep.check_views()
-        masks = lockstep.engine.masks()
-        keys = np.where(masks, rng.random(masks.shape), -1.0)
-        lockstep.step(np.argmax(keys, axis=2))
-    lockstep.check_views()
+def test_games_dealt_with_reset_from_are_the_rules_games(num_players: int, reward_mode: str):
+    """200 games, 50 at a time, each row dealt the reference's cards by ``reset_from``
+    (the other way into a row, beside ``load``)."""
+    game = PicoGame.from_options(num_players=num_players)
+    engine = PicoVector(50, num_players=num_players, reward_mode=reward_mode, seed=1)
+
+    def reset_from(states: list, rows: list[int]) -> None:
+        engine.reset_from(
+            np.stack([s.sets for s in states]), np.stack([s.aside for s in states]), rows
+        )
+
+    dealer = Dealer(game, reward_mode, seed=num_players)
+    lockstep = Lockstep(engine, {b: dealer() for b in range(50)}, dealer, loader=reset_from)
+    lockstep.play(np.random.default_rng(7), games=200)
+    lockstep.check_views(np.random.default_rng(8))
 
 
 @pytest.mark.parametrize("num_players", [2, 3])
-def test_own_deals_are_whole_decks_and_seeded(num_players: int) -> None:
+def test_own_deals_are_whole_decks_and_distinct(num_players: int) -> None:
+    """Whole decks dealt apart, and so by the automatic reset (their seeding:
+    ``test_batched_every_game``)."""
     engine = PicoVector(500, num_players=num_players, seed=3)
-    again = PicoVector(500, num_players=num_players, seed=3)
-    np.testing.assert_array_equal(engine.observations(), again.observations())
     deck = engine.sets.sum(axis=1) + engine.aside
     assert (deck == DECK_COUNTS[num_players]).all()
     assert len({s.tobytes() for s in engine.sets}) > 400  # the games are dealt apart
@@ -185,65 +134,6 @@ def test_make_vec_refuses_games_without_an_engine(monkeypatch) -> None:
         envs.make_vec(PICO, num_envs=2, num_players=4)
 
 
-def untrained_policy(num_players: int):
-    from sb3_contrib import MaskablePPO
-
-    from training.agents.policy import PolicyAgent
-
-    vec_env = envs.make_vec(PICO, num_envs=2, num_players=num_players, seed=0)
-    return PolicyAgent(MaskablePPO("MlpPolicy", vec_env, seed=3, device="cpu"))
-
-
-@pytest.mark.parametrize("num_players", [2, 3])
-@pytest.mark.parametrize("reward_mode", ["win", "score"])
-def test_make_vec_matches_the_gymnasium_view(num_players: int, reward_mode: str) -> None:
-    """The same deals, seats and (deterministic) opponent: the learner sees and earns the
-    same in the VecEnv as in the Gymnasium view, game by game."""
-    policy = untrained_policy(num_players)
-    count = 6
-    views = [
-        gymnasium.make(PICO, opponent=policy, reward_mode=reward_mode, num_players=num_players)
-        for _ in range(count)
-    ]
-    vec_env = envs.make_vec(
-        PICO, num_envs=count, opponent=policy, reward_mode=reward_mode, num_players=num_players
-    )
-    rng = np.random.default_rng(0)
-    started = [view.reset(seed=10 + i) for i, view in enumerate(views)]
-    vec_env.reset()
-
-    def align(b: int) -> None:  # the VecEnv's game b dealt as view b's, same seat
-        state = views[b].unwrapped.table.state
-        vec_env.engine.reset_from(state.sets[None], state.aside[None], [b])
-        vec_env.seats[b] = views[b].unwrapped.learner
-
-    for b in range(count):
-        align(b)
-    observations = vec_env.engine.observations_of(vec_env.seats)
-    for b in range(count):
-        np.testing.assert_array_equal(observations[b], started[b][0])
-    games = 0
-    while games < 30:
-        masks = vec_env.action_masks()
-        actions = np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=1)
-        observations, rewards, dones, infos = vec_env.step(actions)
-        for b, view in enumerate(views):
-            np.testing.assert_array_equal(masks[b], view.unwrapped.action_masks())
-            observation, reward, terminated, _, _ = view.step(int(actions[b]))
-            assert rewards[b] == np.float32(reward) and dones[b] == terminated
-            if terminated:
-                np.testing.assert_array_equal(infos[b]["terminal_observation"], observation)
-                np.testing.assert_array_equal(
-                    infos[b]["scores"], view.unwrapped.table.state.scores()
-                )
-                view.reset(seed=1000 + games)
-                align(b)
-                games += 1
-        observations = vec_env.engine.observations_of(vec_env.seats)
-        for b, view in enumerate(views):
-            np.testing.assert_array_equal(observations[b], view.unwrapped._observe())
-
-
 def test_make_vec_opponents_and_seats() -> None:
     vec_env = envs.make_vec(PICO, num_envs=64, opponent="heuristic", seed=4, num_players=3)
     vec_env.reset()
@@ -309,49 +199,6 @@ def test_make_vec_draws_each_seat_from_a_mix_at_every_deal() -> None:
     assert (vec_env.assignment != first).any()
     with pytest.raises(ValueError, match="weights"):
         envs.make_vec(PICO, num_envs=2, opponent={"random": 0})
-
-
-@pytest.mark.parametrize("reward_mode", ["win", "score"])
-def test_face_down_games_match_the_rules(reward_mode: str) -> None:
-    """``aside="face_down"``: round 1 hides the other hand's unshown cards and the aside
-    card, in every seat's view, exactly as the rules' observation does."""
-    game = PicoGame.from_options(num_players=2, aside="face_down")
-    rng = np.random.default_rng(8)
-    count, dealt, finished = 20, 0, 0
-
-    def table() -> Table:
-        nonlocal dealt
-        dealt += 1
-        return new_table(game, reward_mode, 500 + dealt)
-
-    tables = [table() for _ in range(count)]
-    engine = PicoVector(count, num_players=2, aside="face_down", reward_mode=reward_mode)
-    engine.load([t.state for t in tables])
-    hidden = 0
-    while finished < 60:
-        observations, masks = engine.observations(), engine.masks()
-        for b, t in enumerate(tables):
-            for p in range(2):
-                np.testing.assert_array_equal(observations[b, p], t.observation(p))
-                np.testing.assert_array_equal(masks[b, p], t.legal_mask(p).astype(bool))
-            hidden += int(t.state.round == 0)
-        actions = random_actions(masks, rng)
-        rewards, terminated, info = engine.step(actions)
-        for b, t in enumerate(tables):
-            for p in range(2):
-                expected = t.commit(p, int(actions[b, p]))
-            np.testing.assert_array_equal(rewards[b], expected)
-            assert terminated[b] == t.terminal
-            if t.terminal:
-                i = info["done"].tolist().index(b)
-                for p in range(2):
-                    np.testing.assert_array_equal(
-                        info["terminal_observations"][i, p], t.observation(p)
-                    )
-                tables[b] = table()
-                engine.load([tables[b].state], [b])
-                finished += 1
-    assert hidden > 100  # round 1 was checked often
 
 
 def test_face_down_make_vec_plays_the_heuristic_game_by_game() -> None:

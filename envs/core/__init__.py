@@ -37,8 +37,9 @@ Adding a game (see `envs/pico` for the smallest complete one):
    `SPEC.rule_agents` (`{"heuristic": ...}`); agents that need more (trained
    policies, search) come from `training.agents`, registered as a plugin.
 7. A batched engine (`envs/<game>/batched.py`, on `BatchedEngine`), named by
-   `SPEC.engine`; `tests/test_batched_<game>.py` checks it against the rules step by
-   step.
+   `SPEC.engine`; `tests/test_batched_every_game.py` then checks it against the rules
+   step by step and through `make_vec`, and `tests/test_batched_<game>.py` holds what
+   is its own (its deals, phases, options).
 
 Making it fast, once it is right (`scripts/measure/step_costs.py` times each part): keep
 the plain `encode` as the reference. Then

@@ -30,7 +30,8 @@ The same game as the rules, seen the same way: ``observations()[b, p]`` is exact
 what ``Game.observation`` gives seat ``p`` (same layout, float32), ``masks()[b, p]``
 what ``Table.legal_mask`` gives it, ``choosers()[b]`` the state's ``to_act()`` and
 ``scores()[b]`` its ``scores()``. Each game's engine is checked against its rules by
-differential tests (``tests/test_batched_<game>.py``).
+differential tests: ``tests/test_batched_every_game.py`` over every game and
+configuration, and ``tests/test_batched_<game>.py`` for what is the game's own.
 
 - **Choosers.** Only the seats in ``choosers()`` commit; ``step`` reads only their
   actions (the others' entries are ignored, any integer). Pico's reveals take every

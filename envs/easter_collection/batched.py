@@ -10,7 +10,8 @@ seat; the rows of a batch are in different phases, and ``step`` reads only the
 choosers' actions).
 
 It is checked against the rules (``envs/easter_collection/rules.py``) by differential
-tests (``tests/test_batched_easter_collection.py``): from the same positions and the
+tests (``tests/test_batched_every_game.py``,
+``tests/test_batched_easter_collection.py``): from the same positions and the
 same actions it gives the same observations, masks, choosers, rewards (both modes),
 terminations, scores and terminal views, in every configuration of
 ``SPEC.configurations`` (and ``table_face_value="rank"``), from new deals, from

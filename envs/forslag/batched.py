@@ -55,7 +55,7 @@ copies any position, the undealt deck's order (the later pools) included, so a l
 game plays on exactly as the reference.
 
 Checked against the rules (``envs/forslag/rules.py``) by differential tests
-(``tests/test_batched_forslag.py``): every configuration, both reward modes, random and
+(``tests/test_batched_every_game.py``, ``tests/test_batched_forslag.py``): every configuration, both reward modes, random and
 hypothesis-drawn play, loaded and resampled positions, the engine's own deals; the
 same observations, masks, choosers, rewards, terminations and scores at every step;
 ``make_vec`` against the Gymnasium view game by game.

@@ -52,7 +52,8 @@ the differential tests replace ``_draw`` by the reference games' deals, and
 ``load(states)`` starts rows from any position (the first player included, still
 unannounced during a secret placement).
 
-Checked against the rules (``tests/test_batched_pick_and_pack.py``): every
+Checked against the rules (``tests/test_batched_every_game.py``,
+``tests/test_batched_pick_and_pack.py``): every
 configuration of ``SPEC.configurations``, both seats' observations, masks, choosers,
 scores, rewards (both modes) and terminations step by step, loaded mid-game positions
 and determinisations, and ``make_vec`` against the Gymnasium view.

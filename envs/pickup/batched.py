@@ -36,7 +36,7 @@ the undealt stock in its order, so a loaded position deals the same later pools 
 the reference; only the next hand's reshuffle is drawn anew.
 
 Checked against the rules (``envs/pickup/rules.py``) by differential tests
-(``tests/test_batched_pickup.py``), for every configuration in ``SPEC`` (and other
+(``tests/test_batched_every_game.py``, ``tests/test_batched_pickup.py``), for every configuration in ``SPEC`` (and other
 targets): from the same positions and actions (random and hypothesis-drawn, from new
 deals, mid-game positions and ``resample``d ones) it gives the same observations,
 masks, choosers, rewards (both modes), terminations and scores, and ``make_vec`` on it

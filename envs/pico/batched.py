@@ -5,7 +5,7 @@ two-player aside card face up or face down) at once, on ``envs.core.batched.Batc
 the interface). In Pico every seat chooses at every reveal.
 
 It is checked against the rules (``envs/pico/rules.py``) by differential tests
-(``tests/test_batched_pico.py``): from the same dealt cards and the same actions it
+(``tests/test_batched_every_game.py``, ``tests/test_batched_pico.py``): from the same dealt cards and the same actions it
 gives the same observations, masks, rewards, terminations and scores.
 
 As in ``PicoState``, the engine keeps seat 0's observation of every game (``public``,
