@@ -10,12 +10,14 @@ import sys
 import gymnasium
 import numpy as np
 import pytest
+import torch
 from lockstep import Dealer, Lockstep, new_table
 
 import envs
 from training import selfplay
 from training.evaluation.tournament import head_to_head, make_agent
 from training.selfplay import Args, SelfPlay, returns
+from training.solvers.pico import matrix_game
 
 
 class FollowTheRules:
@@ -260,7 +262,7 @@ def test_the_same_seed_gives_the_same_run(tmp_path):
     ).read_bytes()
 
 
-@pytest.mark.parametrize("algorithm", selfplay.ALGORITHMS)
+@pytest.mark.parametrize("algorithm", [a for a in selfplay.ALGORITHMS if a != "minimax"])
 def test_every_algorithm_trains_with_an_opponent_pool(tmp_path, algorithm):
     out = selfplay.train(
         tiny(
@@ -286,6 +288,51 @@ def test_the_joint_critic_trains_on_pico_and_refuses_a_game_with_turns(tmp_path)
         )
 
 
+def test_minimax_trains_on_pico_and_refuses_a_game_with_turns(tmp_path):
+    out = selfplay.train(
+        tiny(
+            algorithm="minimax",
+            decisions=2000,
+            explore=0.2,
+            explore_end=0.0,
+            out=str(tmp_path / "pico"),
+        )
+    )
+    game = envs.get_spec("hiddenhand/pico-v0").make_game()
+    agent = make_agent(envs.get_spec("hiddenhand/pico-v0"), game, str(out))
+    assert head_to_head(game, agent, agent, 2)["win_rate"] >= 0
+    with pytest.raises(ValueError, match="needs both seats to choose at every step"):
+        selfplay.train(
+            tiny(
+                env="hiddenhand/pick_and_pack-v0",
+                algorithm="minimax",
+                decisions=2000,
+                out=str(tmp_path / "pp"),
+            )
+        )
+
+
+def test_minimax_plays_each_matrix_games_solution():
+    """The decisions' strategies are the zero-sum solutions of the critic's matrices over
+    both seats' legal actions (exact solver), within the solver's tolerance."""
+    args = tiny(algorithm="minimax", solver_iterations=300)
+    spec, options, game = selfplay.check(args)
+    run = selfplay.SelfPlay(args, game, options)
+    rng = np.random.default_rng(0)
+    masks = rng.random((40, game.num_actions)) < 0.4
+    masks[:, 3] = True
+    q = torch.as_tensor(rng.uniform(-1, 1, (40, game.num_actions, game.num_actions)))
+    partners = np.arange(40) ^ 1
+    values, strategies = run._solve(q, masks, partners)
+    for k in range(40):
+        own, other = np.flatnonzero(masks[k]), np.flatnonzero(masks[partners[k]])
+        value, _, _ = matrix_game(q[k].numpy()[np.ix_(own, other)])
+        assert abs(values[k] - value) < 0.01
+        assert strategies[k][~masks[k]].sum() == 0
+        worst = (strategies[k][own] @ q[k].numpy()[np.ix_(own, other)]).min()
+        assert worst > value - 0.02  # the strategy guarantees about the value
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -296,9 +343,14 @@ def test_the_joint_critic_trains_on_pico_and_refuses_a_game_with_turns(tmp_path)
         (["--device", "cuda:7"], "--device 'cuda:7' is not available here"),
         (["--device", "abacus"], "--device 'abacus' is not available here"),
         (["--num-players", "9"], "num_players"),
-        (["--opponent-pool", "3"], "--opponent-pool is for games of three or more players"),
+        (["--opponent-pool", "3", "--algorithm", "minimax"], "needs every seat learning"),
+        (["--opponent-pool", "3", "--opponent", "random"], "exclude each other"),
+        (["--opponent", "nobody"], "--opponent: "),
         (["--critic", "joint", "--num-players", "3"], "--critic joint is for --algorithm qmmd"),
         (["--critic", "pairs"], "--critic='pairs' is not allowed; allowed values: 'action'"),
+        (["--algorithm", "minimax", "--num-players", "3"], "minimax is for games of two"),
+        (["--explore", "1.5"], "--explore and --explore-end must be in \\[0, 1\\]"),
+        (["--solver-iterations", "0"], "--solver-iterations must be positive"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_before_anything_is_written(

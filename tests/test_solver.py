@@ -432,18 +432,37 @@ def test_a_search_is_shared_by_observations_that_differ_only_in_the_last_reveal(
     assert 0 < len(searches) < sum(asked)
 
 
-def test_the_learned_bound_trains_a_best_response_and_converts_its_win_rate(tmp_path, capsys):
+@pytest.mark.parametrize(("trainer", "model"), [("selfplay", "model.npz"), ("sb3", "model.zip")])
+def test_the_learned_bound_trains_a_best_response_and_converts_its_win_rate(
+    tmp_path, capsys, trainer, model
+):
     import json
 
     from training.exploitability import main
 
     main(
         ["--agent", "random", "--method", "learned", "--steps", "256", "--games", "20"]
-        + ["--out", str(tmp_path / "br")]
+        + ["--trainer", trainer, "--out", str(tmp_path / "br")]
     )
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["method"] == "learned" and result["games"] == 20
+    assert result["trainer"] == trainer
     assert result["nash_conv_bound"] == pytest.approx(4 * result["best_response_win_rate"] - 2)
-    assert (tmp_path / "br" / "model.zip").is_file()
+    assert (tmp_path / "br" / model).is_file()
     with pytest.raises(SystemExit):  # a bound in every game, not only Pico
         main(["--env", "hiddenhand/pickup-v0", "--agent", "nobody", "--method", "learned"])
+
+
+def test_the_learners_best_response_gains_clearly_on_random_and_never_beyond_the_exact(tmp_path):
+    """A lower bound must not exceed what it bounds: the learned NashConv bound of
+    ``random`` (the self-play learner's best response, 40,000 decisions) stays under its
+    exact NashConv (``RANDOM_NASH_CONV``, 200 deals) beyond the two intervals, and its
+    win rate is clearly above one half."""
+    from training.exploitability import RANDOM_NASH_CONV, learned_best_response
+
+    result = learned_best_response(
+        "hiddenhand/pico-v0", {}, "random", 40_000, 600, 0, tmp_path / "br"
+    )
+    assert result["best_response_win_rate"] - result["ci"] > 0.55
+    exact, exact_ci = RANDOM_NASH_CONV
+    assert result["nash_conv_bound"] - result["bound_ci"] <= exact + exact_ci

@@ -28,11 +28,20 @@ Algorithms (``--algorithm``):
   actions: ``pi_new ∝ (pi_old^(1/eta) * magnet^alpha * exp(Q))^(1/(1/eta + alpha))``
   with ``1/eta = --kl-coef`` and ``alpha = --magnet-coef``. No action's advantage is
   sampled, which is what stalls self-play PPO short of equilibrium in Pico.
+- ``minimax``: Minimax-Q (Littman 1994) for two players choosing together (always the
+  joint critic). Every decision's matrix ``Q(observation, own action, other's action)``
+  over both seats' legal actions is solved as a zero-sum game
+  (``training.solvers.zero_sum.zero_sum_batch``, ``--solver-iterations``): the critic
+  learns from the returns with the next decision's game value as its backup, the seats
+  play the solution mixed with ``--explore`` uniform exploration, and the policy
+  network is fitted to the solution at every decision of the batch.
 
 ``--magnet-coef`` and ``--entropy-coef`` can be annealed linearly to ``--*-end``
-values. ``--opponent-pool K`` (games of more than two players): one seat per game
-learns, the others are played by one of the last ``K`` snapshots (one drawn per
-rollout, a snapshot taken every ``--snapshot-every`` decisions).
+values. ``--opponent-pool K`` (fictitious self-play): one seat per game learns, the
+others are played by one of the last ``K`` snapshots (one drawn per rollout, a snapshot
+taken every ``--snapshot-every`` decisions). ``--opponent AGENT`` (a name the game knows
+or a model path): one seat per game learns, the others are played by that fixed agent,
+so the run trains a best response to it (``training.exploitability --method learned``).
 
 A run folder (``--out``) holds ``model.npz`` + ``model.json`` (the policy as plain
 arrays, loadable by path wherever an agent is named: ``training.evaluate``,
@@ -69,8 +78,10 @@ from training.agents.network import NetworkAgent, save_network
 from training.agents.policy import policy_metadata
 from training.cli import OPTION_HELP, arg
 from training.exploitability import EVALUATION_SEED  # never a training seed
+from training.solvers.pico import Probabilities
+from training.solvers.zero_sum import zero_sum_batch
 
-ALGORITHMS = ("ppo", "mmd", "qmmd")
+ALGORITHMS = ("ppo", "mmd", "qmmd", "minimax")
 #: The networks' activation (``mlp``), as a saved network names it.
 ACTIVATION = "tanh"
 CRITICS = ("action", "joint")
@@ -109,6 +120,9 @@ class Args:
     magnet_coef_end: float | None = arg(None, "alpha at the end (linear); default: same")
     magnet_update: float = arg(0.0, "mmd, qmmd: how far the magnet follows the policy per update")
     kl_coef: float = arg(1.0, "qmmd: 1/eta, the weight of the KL to the rollout's policy")
+    explore: float = arg(0.1, "minimax: share of uniform play mixed into the solution")
+    explore_end: float | None = arg(None, "minimax: --explore at the end (linear)")
+    solver_iterations: int = arg(100, "minimax: regret-matching+ iterations per matrix game")
     inner_steps: int = arg(1, "qmmd with the joint critic: MMD steps per update on each matrix")
     critic: str = arg(
         "action",
@@ -118,6 +132,9 @@ class Args:
     value_coef: float = arg(0.5, "weight of the critic's loss")
     max_grad_norm: float = arg(0.5, "gradient clipping")
     opponent_pool: int = arg(0, "snapshots kept as the other seats' players; 0: pure self-play")
+    opponent: str = arg(
+        "", "a fixed agent in the other seats (a name or a model path): a best response"
+    )
     snapshot_every: int = arg(1_000_000, "decisions between snapshots (--opponent-pool)")
     eval_every: int = arg(1_000_000, "decisions between evaluations; 0: only at the end")
     eval_games: int = arg(100, "seat-rotated games against random and the heuristic")
@@ -137,8 +154,11 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--scale", args.scale, SCALES)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
+    if args.algorithm == "minimax" and game.num_players != 2:
+        raise ValueError("--algorithm minimax is for games of two players choosing together")
     positive = ["decisions", "num_games", "num_steps", "epochs", "minibatches", "threads"]
     positive += ["learning_rate", "clip", "kl_coef", "max_grad_norm", "inner_steps"]
+    positive += ["solver_iterations"]
     for name in positive:
         if not getattr(args, name) > 0:
             raise ValueError(
@@ -155,8 +175,25 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
         raise ValueError("--gamma must be in (0, 1] and --gae-lambda in [0, 1]")
     if not 0 <= args.magnet_update <= 1:
         raise ValueError(f"--magnet-update must be in [0, 1], got {args.magnet_update}")
-    if args.opponent_pool and game.num_players < 3:
-        raise ValueError("--opponent-pool is for games of three or more players")
+    for value in (args.explore, args.explore_end):
+        if value is not None and not 0 <= value <= 1:
+            raise ValueError(f"--explore and --explore-end must be in [0, 1], got {value}")
+    if args.opponent_pool and args.opponent:
+        raise ValueError("--opponent-pool and --opponent exclude each other: choose one")
+    if (args.opponent_pool or args.opponent) and (
+        args.critic == "joint" or args.algorithm == "minimax"
+    ):
+        raise ValueError(
+            "--opponent-pool and --opponent train one seat per game; the joint critic "
+            "(--critic joint, --algorithm minimax) needs every seat learning"
+        )
+    if args.opponent:
+        from training.evaluation.tournament import make_agent
+
+        try:
+            make_agent(spec, game, args.opponent)
+        except ValueError as error:
+            raise ValueError(f"--opponent: {error}") from None
     hidden_sizes(args.hidden)
     try:
         torch.empty(1, device=args.device)
@@ -231,6 +268,12 @@ class Learner(nn.Module):
         return layers
 
 
+def log_of(probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Log-probabilities as ``masked_log_probs`` gives them: about -1e9 outside the mask,
+    and never below -69 (a probability of 1e-30) inside it."""
+    return np.where(masks, np.log(np.maximum(probs, 1e-30)), -1e9)
+
+
 def agent_of(learner: Learner, deterministic: bool = False) -> NetworkAgent:
     return NetworkAgent(learner.policy_layers(), ACTIVATION, deterministic)
 
@@ -291,7 +334,7 @@ class SelfPlay:
         self.engine = engine_class(get_spec(args.env))(
             num_envs=args.num_games, reward_mode="win", seed=args.seed, **options
         )
-        self.joint = args.critic == "joint"
+        self.joint = args.critic == "joint" or args.algorithm == "minimax"
         self.learner = Learner(game, hidden_sizes(args.hidden), self.joint, args.scale)
         self.learner.to(self.device)
         self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
@@ -299,9 +342,17 @@ class SelfPlay:
             self.learner.parameters(), lr=args.learning_rate, eps=1e-5
         )
         self.pool: list[nn.Sequential] = []
+        self.fixed: Probabilities | None = None  # --opponent
         self.learning = np.ones((args.num_games, game.num_players), dtype=bool)
+        if args.opponent:
+            from training.evaluation.tournament import make_agent
+            from training.exploitability import probabilities_of
+
+            spec = get_spec(args.env)
+            self.fixed = probabilities_of(make_agent(spec, game, args.opponent), game)
         if args.opponent_pool:
             self.pool.append(copy.deepcopy(self.learner.policy))
+        if args.opponent_pool or args.opponent:
             self._draw_learning_seats(np.arange(args.num_games))
 
     def _draw_learning_seats(self, games: np.ndarray) -> None:
@@ -315,19 +366,32 @@ class SelfPlay:
     def _choose(self, policy: nn.Module, observations: np.ndarray, masks: np.ndarray):
         logits = policy(self._tensor(observations) * self.learner.scale)
         log_probs = masked_log_probs(logits, self._tensor(masks, torch.bool)).cpu().numpy()
-        probs = np.exp(log_probs)
+        return self._sample(np.exp(log_probs), masks), log_probs
+
+    def _sample(self, probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per row of ``probs``, always a legal one."""
         draws = self.rng.random(len(probs))[:, None]
         actions = np.minimum((probs.cumsum(axis=1) < draws).sum(axis=1), probs.shape[1] - 1)
-        actions = np.where(masks[np.arange(len(masks)), actions], actions, masks.argmax(axis=1))
-        return actions, log_probs
+        return np.where(masks[np.arange(len(masks)), actions], actions, masks.argmax(axis=1))
+
+    def _solve(self, q: torch.Tensor, masks: np.ndarray, partners: np.ndarray):
+        """Each decision's matrix game over the joint critic's values (own action the
+        row, the other seat's the column): values ``(n,)`` and own strategies ``(n, A)``."""
+        values, strategies, _ = zero_sum_batch(
+            q.cpu().numpy(), masks, masks[partners], self.args.solver_iterations
+        )
+        return values, strategies
 
     def _observe(self, rows: np.ndarray) -> np.ndarray:
         """The observations of flat (game, seat) rows, ``game * N + seat``."""
         return self.engine.observe(*np.divmod(rows, self.game.num_players))
 
     @torch.no_grad()
-    def collect(self) -> Rollout:
+    def collect(self, progress: float = 0.0) -> Rollout:
+        """``--num-steps`` engine steps of every game; ``progress`` (0 to 1) sets the
+        annealed exploration of ``minimax``."""
         a, engine = self.args, self.engine
+        explore = schedule(a.explore, a.explore_end, progress)
         shape = (a.num_steps, a.num_games, self.game.num_players)
         rollout = Rollout(
             deciding=np.zeros(shape, dtype=bool),
@@ -345,23 +409,31 @@ class SelfPlay:
             rows = np.flatnonzero(deciding)  # (game, seat) in order; only choosers observed
             flat_obs = self._observe(rows)
             flat_masks = masks[rows]
-            chosen, log_probs = self._choose(self.learner.policy, flat_obs, flat_masks)
-            actions.reshape(-1)[rows] = chosen
             q, v = self.learner.values(self._tensor(flat_obs))
+            partners = self._partners(deciding, rows) if self.joint else None
+            if partners is not None:
+                rollout.partners.append(partners + sum(map(len, rollout.actions)))
+            if a.algorithm == "minimax":  # play the solution, back up the game's value
+                values, solution = self._solve(q, flat_masks, partners)
+                uniform = flat_masks / flat_masks.sum(axis=1, keepdims=True)
+                chosen = self._sample((1 - explore) * solution + explore * uniform, flat_masks)
+                log_probs = log_of(solution, flat_masks)
+            else:
+                chosen, log_probs = self._choose(self.learner.policy, flat_obs, flat_masks)
+                values = v.cpu().numpy()
             if a.algorithm == "qmmd":  # expected backups: the value under the policies
                 probs = self._tensor(np.exp(log_probs))
-                partner = None
-                if self.joint:
-                    partner = self._partners(deciding, rows)
-                    rollout.partners.append(partner + sum(map(len, rollout.actions)))
-                    partner = probs[partner]
+                partner = None if partners is None else probs[partners]
                 values = (probs * Learner.action_values(q, partner)).sum(1).cpu().numpy()
-            else:
-                values = v.cpu().numpy()
+            actions.reshape(-1)[rows] = chosen
             rollout.values[t].reshape(-1)[rows] = values
             others = np.flatnonzero(choosers & ~self.learning)
             if len(others):
-                played = self._choose(opponent, self._observe(others), masks[others])[0]
+                observed = self._observe(others)
+                if self.fixed is not None:
+                    played = self._sample(self.fixed(observed, masks[others]), masks[others])
+                else:
+                    played = self._choose(opponent, observed, masks[others])[0]
                 actions.reshape(-1)[others] = played
             rewards, terminated, info = engine.step(actions)
             rollout.deciding[t] = deciding
@@ -371,7 +443,7 @@ class SelfPlay:
             rollout.masks.append(flat_masks)
             rollout.actions.append(chosen)
             rollout.log_probs.append(log_probs)
-            if self.pool and len(info["done"]):
+            if (self.pool or self.fixed) and len(info["done"]):
                 self._draw_learning_seats(info["done"])
         observations = engine.observations()
         _, v = self.learner.values(self._tensor(observations.reshape(-1, observations.shape[-1])))
@@ -409,9 +481,12 @@ class SelfPlay:
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
         stats: dict[str, list[float]] = {}
-        if a.algorithm == "qmmd":
+        if a.algorithm in ("qmmd", "minimax"):
             self._fit_critic(batch, stats)
-            batch["goal"] = self._mmd_targets(batch, magnet_coef)
+            if a.algorithm == "qmmd":
+                batch["goal"] = self._mmd_targets(batch, magnet_coef)
+            else:
+                batch["goal"] = self._minimax_targets(batch)
             batch["goal_probs"] = batch["goal"].exp()
             legal_goal = batch["goal"].masked_fill(~batch["masks"], 0.0)
             stats["entropy"] = [-(batch["goal_probs"] * legal_goal).sum(1).mean().item()]
@@ -422,7 +497,7 @@ class SelfPlay:
             for rows in self._minibatches(len(targets)):
                 mb = {key: batch[key][rows] for key in needed}
                 log_probs = masked_log_probs(self.learner.logits(mb["observations"]), mb["masks"])
-                if a.algorithm == "qmmd":
+                if a.algorithm in ("qmmd", "minimax"):
                     loss = self._distillation_loss(mb, log_probs, stats)
                 else:
                     loss = self._ppo_loss(mb, log_probs, entropy_coef, magnet_coef, stats)
@@ -506,6 +581,14 @@ class SelfPlay:
             if self.joint:
                 partner = goal.exp()[batch["partners"]]
         return goal
+
+    @torch.no_grad()
+    def _minimax_targets(self, batch) -> torch.Tensor:
+        """Each decision's solution of its matrix game under the critic just fitted."""
+        q, _ = self.learner.values(batch["observations"])
+        masks = batch["masks"].cpu().numpy()
+        _, solution = self._solve(q, masks, batch["partners"].cpu().numpy())
+        return self._tensor(log_of(solution, masks))
 
     def _distillation_loss(self, mb, log_probs, stats) -> torch.Tensor:
         """KL(goal || policy) over the legal actions."""
@@ -616,7 +699,7 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
         plot(rows, out / "curve.png")
 
     while decisions < args.decisions:
-        rollout = run.collect()
+        rollout = run.collect(min(decisions / args.decisions, 1.0))
         decisions += int(rollout.deciding.sum())
         stats = run.update(rollout, min(decisions / args.decisions, 1.0))
         for key, value in stats.items():

@@ -4,6 +4,10 @@ figures docs/selfplay.md quotes.
     python scripts/measure/pico_distill.py --hidden 128,128 --games-per-deal 100 --epochs 100
     python scripts/measure/pico_distill.py --noise 0 0.02 0.05 0.1 0.2
 
+``--states tree``: the states are every state of those deals' trees (what the exact
+NashConv asks about), so the fit is judged on exactly what it was fitted to: whether the
+network can hold the equilibrium at all.
+
 Distillation (the default): from each of the 20 deals of the learner's periodic
 evaluation (``training.selfplay``: ``sample_deals(20, EVALUATION_SEED)``), ``--games-per-deal``
 games of uniform random play give the states; the ``nash`` agent labels each with its
@@ -63,11 +67,33 @@ def states_of_random_play(game, deals, games_per_deal: int) -> tuple[np.ndarray,
     return seen[first], masks[first]
 
 
+def states_of_the_tree(game, deals) -> tuple[np.ndarray, np.ndarray]:
+    """Every distinct state (observation, mask) the exact NashConv asks a policy about on
+    ``deals``: the whole public tree of each deal, where any best response may go."""
+    asked: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def uniform(seen: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        asked.append((seen.copy(), masks.copy()))
+        return masks / masks.sum(axis=1, keepdims=True)
+
+    nash_conv(game, uniform, deals)
+    seen = np.concatenate([s for s, _ in asked])
+    masks = np.concatenate([m for _, m in asked]).astype(bool)
+    _, first = np.unique(seen, axis=0, return_index=True)
+    return seen[first], masks[first]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hidden", default="128,128")
     parser.add_argument("--scale", default="none", choices=SCALES)
     parser.add_argument("--games-per-deal", type=int, default=100)
+    parser.add_argument(
+        "--states",
+        default="random",
+        choices=("random", "tree"),
+        help="the states fitted: of random play, or every state of the deals' trees",
+    )
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--noise", type=float, nargs="*", help="measure nash + noise instead")
     args = parser.parse_args()
@@ -86,7 +112,10 @@ def main() -> None:
             print(f"noise {noise}: NashConv {nash_conv(game, mixed, deals).mean():.3f}", flush=True)
         return
     started = time.perf_counter()
-    seen, masks = states_of_random_play(game, deals, args.games_per_deal)
+    if args.states == "tree":
+        seen, masks = states_of_the_tree(game, deals)
+    else:
+        seen, masks = states_of_random_play(game, deals, args.games_per_deal)
     labels = torch.as_tensor(nash.action_probabilities_batch(seen, masks), dtype=torch.float32)
     print(f"{len(seen)} distinct states labelled in {time.perf_counter() - started:.0f} s")
     learner = Learner(game, hidden_sizes(args.hidden), scale=args.scale)
