@@ -34,6 +34,7 @@ class FollowTheRules:
         self.lockstep = Lockstep(engine, tables, refill=Dealer(game, "win", 1))
         self.rng = np.random.default_rng(0)  # the junk the lockstep sends for non-choosers
         self.learning: np.ndarray | None = None  # the learner's seats, where a test shows them
+        self.member: np.ndarray | None = None  # each game's --opponent member, likewise
         self.seen: list[dict] = []
 
     def __getattr__(self, name):
@@ -48,6 +49,7 @@ class FollowTheRules:
             "masks": np.array([[t.legal_mask(p).astype(bool) for p in range(n)] for t in rows]),
             "actions": np.array(actions),
             "learning": None if self.learning is None else self.learning.copy(),
+            "member": None if self.member is None else self.member.copy(),
         }
         rewards, terminated, info = self.lockstep.step(self.rng, seen["actions"], every_row=True)
         self.seen.append(seen | {"rewards": rewards, "terminated": terminated})
@@ -154,6 +156,79 @@ def test_with_an_opponent_pool_one_seat_a_game_learns_and_only_its_decisions_are
             assert actions[row] == step["actions"][b, p]
             row += 1
     assert row == len(actions) > 0
+
+
+def first_legal(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """A stand-in member of an ``--opponent`` mixture: always the first legal action."""
+    return np.eye(masks.shape[1])[np.asarray(masks, dtype=bool).argmax(axis=1)]
+
+
+def last_legal(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Another: always the last legal action."""
+    last = masks.shape[1] - 1 - np.asarray(masks, dtype=bool)[:, ::-1].argmax(axis=1)
+    return np.eye(masks.shape[1])[last]
+
+
+def test_an_opponent_mixture_draws_members_by_weight_and_each_plays_its_games_alone():
+    """``--opponent random:1,heuristic:3``: each new deal draws its game's member in
+    proportion to the weights, and a member plays every other seat of its own games and
+    no seat of another's (the members replaced by two that always play the first and
+    the last legal action, so that every move says who made it)."""
+    config = {"num_players": 4}
+    spec = envs.get_spec("hiddenhand/pickup-v0")
+    args = tiny(env="hiddenhand/pickup-v0", num_players=4, opponent="random:1,heuristic:3")
+    run = SelfPlay(args, spec.make_game(**config), config)
+    assert len(run.members) == 2 and np.allclose(run.member_weights, [0.25, 0.75])
+    draws = []
+    for _ in range(1000):  # 3,000 deals: the heuristic's share is 0.75 +- 0.008 (s.d.)
+        run._draw_learning_seats(np.arange(args.num_games))
+        draws.append(run.member.copy())
+    assert abs(np.mean(draws) - 0.75) < 0.03
+    run.members = [first_legal, last_legal]
+    run.engine = follow = FollowTheRules(run.engine)
+    follow.learning, follow.member = run.learning, run.member  # redrawn in place
+    rollout = run.collect()
+    played = {0: 0, 1: 0}
+    members_of_game: list[set] = [set() for _ in range(args.num_games)]
+    for t, step in enumerate(follow.seen):
+        np.testing.assert_array_equal(rollout.deciding[t], step["choosers"] & step["learning"])
+        for b, p in zip(*np.nonzero(step["choosers"] & ~step["learning"]), strict=True):
+            member = int(step["member"][b])
+            legal = np.flatnonzero(step["masks"][b, p])
+            assert step["actions"][b, p] == legal[-1 if member else 0]
+            played[member] += 1
+            members_of_game[b].add(member)
+    assert min(played.values()) > 0  # both members played
+    assert any(len(m) == 2 for m in members_of_game)  # a game's member redrawn at a new deal
+
+
+def test_the_opponent_mixture_reads_as_training_train_reads_its_opponents():
+    from training.train import parse_mix
+
+    for text in ("random", "random:1,heuristic:3", "runs/a/model.npz:0.5, pimc", "random:0,pimc"):
+        assert selfplay.parse_opponents(text) == parse_mix(text)
+
+
+def test_neurds_threshold_stops_a_logit_beyond_beta_from_being_pushed_further():
+    """Two legal actions of three (the third's logit 7 neither counts in the legal mean
+    nor gets a gradient); beta 2. Row 0: logits (less their mean) at +-2.5, beyond beta,
+    each pushed outward by its advantage: no gradient. Row 1: the same advantages inside
+    beta: the better logit rises. Row 2: beyond beta, pushed inward: it falls."""
+    masks = torch.tensor([[True, True, False]] * 3)
+    logits = torch.tensor(
+        [[3.5, -1.5, 7.0], [1.0, -1.0, 7.0], [3.5, -1.5, 7.0]], requires_grad=True
+    )
+    q = torch.tensor([[1.0, -1.0, 5.0], [1.0, -1.0, 5.0], [-1.0, 1.0, 5.0]])
+    probs = torch.softmax(logits.detach().masked_fill(~masks, -1e9), dim=1)
+    selfplay.neurd_loss(logits, masks, q, probs, beta=2.0).backward()
+    step = -logits.grad  # the direction gradient descent moves the logits
+    assert torch.equal(step[0], torch.zeros(3))
+    assert step[1, 0] > 0 > step[1, 1]
+    assert step[2, 0] < 0 < step[2, 1]
+    assert torch.equal(step[:, 2], torch.zeros(3))
+    loose = logits.detach().clone().requires_grad_(True)
+    selfplay.neurd_loss(loose, masks, q, probs, beta=3.0).backward()
+    assert loose.grad[0, 0] < 0  # with beta 3 the same logit is pushed up
 
 
 def test_a_few_thousand_decisions_of_pico_beat_random_more_than_an_untrained_network(tmp_path):
@@ -346,6 +421,12 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--opponent-pool", "3", "--algorithm", "minimax"], "needs every seat learning"),
         (["--opponent-pool", "3", "--opponent", "random"], "exclude each other"),
         (["--opponent", "nobody"], "--opponent: "),
+        (["--opponent", "random:1,nobody:2"], "--opponent: .*nobody"),
+        (["--opponent", "random:-1,heuristic:2"], "the weights must be at least 0"),
+        (["--opponent", "random:0"], "with a positive sum"),
+        (["--opponent", "random:lots"], "'lots' is not a weight"),
+        (["--opponent", "random,random:2"], "every member needs a name, once"),
+        (["--logit-threshold", "0"], "--logit-threshold must be positive"),
         (["--critic", "joint", "--num-players", "3"], "--critic joint is for --algorithm qmmd"),
         (["--critic", "pairs"], "--critic='pairs' is not allowed; allowed values: 'action'"),
         (["--algorithm", "minimax", "--num-players", "3"], "minimax is for games of two"),

@@ -28,6 +28,15 @@ Algorithms (``--algorithm``):
   actions: ``pi_new ∝ (pi_old^(1/eta) * magnet^alpha * exp(Q))^(1/(1/eta + alpha))``
   with ``1/eta = --kl-coef`` and ``alpha = --magnet-coef``. No action's advantage is
   sampled, which is what stalls self-play PPO short of equilibrium in Pico.
+- ``neurd``: neural replicator dynamics (Hennes et al. 2020) over the same action critic
+  and its expected backups: each legal logit moves along its action's advantage under
+  the current policy, ``Q(a) - sum_b pi(b) Q(b)``, at every decision of the batch (the
+  loss ``-sum_a z_a * stopgrad(advantage_a)``, ``z`` the logits less their legal mean),
+  with NeuRD's threshold ``--logit-threshold`` beta: no gradient pushes a ``z_a`` beyond
+  ``+-beta`` further out. With ``--magnet-coef alpha > 0`` the action values are
+  regularised toward the magnet first, ``Q(a) - alpha * log(pi(a) / magnet(a))`` (the
+  per-decision form of R-NaD's reward transform; its fixed point is qmmd's, ``pi ∝
+  magnet * exp(Q / alpha)``); ``--magnet-coef 0`` is plain NeuRD.
 - ``minimax``: Minimax-Q (Littman 1994) for two players choosing together (always the
   joint critic). Every decision's matrix ``Q(observation, own action, other's action)``
   over both seats' legal actions is solved as a zero-sum game
@@ -42,6 +51,11 @@ others are played by one of the last ``K`` snapshots (one drawn per rollout, a s
 taken every ``--snapshot-every`` decisions). ``--opponent AGENT`` (a name the game knows
 or a model path): one seat per game learns, the others are played by that fixed agent,
 so the run trains a best response to it (``training.exploitability --method learned``).
+``--opponent`` also takes a weighted mixture, ``NAME_OR_PATH:weight,...`` (the syntax of
+``training.train --opponents``; a weight of 1 where none is given): at each new deal a
+game draws one member in proportion to the weights, which plays every other seat of that
+game until its end; each member's rows are played in one batched call (PSRO's best
+responses, ``training.benchmark``'s ``sp-psro``).
 
 A run folder (``--out``) holds ``model.npz`` + ``model.json`` (the policy as plain
 arrays, loadable by path wherever an agent is named: ``training.evaluate``,
@@ -81,7 +95,10 @@ from training.exploitability import EVALUATION_SEED  # never a training seed
 from training.solvers.pico import Probabilities
 from training.solvers.zero_sum import zero_sum_batch
 
-ALGORITHMS = ("ppo", "mmd", "qmmd", "minimax")
+ALGORITHMS = ("ppo", "mmd", "qmmd", "neurd", "minimax")
+#: The algorithms that learn the action critic ``Q(observation, action)`` with expected
+#: backups.
+ACTION_VALUE = ("qmmd", "neurd")
 #: The networks' activation (``mlp``), as a saved network names it.
 ACTIVATION = "tanh"
 CRITICS = ("action", "joint")
@@ -116,10 +133,15 @@ class Args:
     clip: float = arg(0.2, "ppo, mmd: the ratio clip")
     entropy_coef: float = arg(0.01, "ppo, mmd: entropy bonus")
     entropy_coef_end: float | None = arg(None, "entropy bonus at the end (linear); default: same")
-    magnet_coef: float = arg(0.2, "mmd, qmmd: alpha, the weight of the KL to the magnet")
+    magnet_coef: float = arg(0.2, "mmd, qmmd, neurd: alpha, the weight of the KL to the magnet")
     magnet_coef_end: float | None = arg(None, "alpha at the end (linear); default: same")
-    magnet_update: float = arg(0.0, "mmd, qmmd: how far the magnet follows the policy per update")
+    magnet_update: float = arg(
+        0.0, "mmd, qmmd, neurd: how far the magnet follows the policy per update"
+    )
     kl_coef: float = arg(1.0, "qmmd: 1/eta, the weight of the KL to the rollout's policy")
+    logit_threshold: float = arg(
+        2.0, "neurd: beta; no gradient pushes a logit (less the legal mean) beyond +-beta"
+    )
     explore: float = arg(0.1, "minimax: share of uniform play mixed into the solution")
     explore_end: float | None = arg(None, "minimax: --explore at the end (linear)")
     solver_iterations: int = arg(100, "minimax: regret-matching+ iterations per matrix game")
@@ -133,7 +155,10 @@ class Args:
     max_grad_norm: float = arg(0.5, "gradient clipping")
     opponent_pool: int = arg(0, "snapshots kept as the other seats' players; 0: pure self-play")
     opponent: str = arg(
-        "", "a fixed agent in the other seats (a name or a model path): a best response"
+        "",
+        "fixed agents in the other seats, NAME_OR_PATH[:weight],... (names the game knows or "
+        "model paths; one member per game, drawn at each deal in proportion to its weight): "
+        "a best response to the mixture",
     )
     snapshot_every: int = arg(1_000_000, "decisions between snapshots (--opponent-pool)")
     eval_every: int = arg(1_000_000, "decisions between evaluations; 0: only at the end")
@@ -158,7 +183,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
         raise ValueError("--algorithm minimax is for games of two players choosing together")
     positive = ["decisions", "num_games", "num_steps", "epochs", "minibatches", "threads"]
     positive += ["learning_rate", "clip", "kl_coef", "max_grad_norm", "inner_steps"]
-    positive += ["solver_iterations"]
+    positive += ["solver_iterations", "logit_threshold"]
     for name in positive:
         if not getattr(args, name) > 0:
             raise ValueError(
@@ -190,10 +215,11 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     if args.opponent:
         from training.evaluation.tournament import make_agent
 
-        try:
-            make_agent(spec, game, args.opponent)
-        except ValueError as error:
-            raise ValueError(f"--opponent: {error}") from None
+        for name in parse_opponents(args.opponent):
+            try:
+                make_agent(spec, game, name)
+            except ValueError as error:
+                raise ValueError(f"--opponent: {error}") from None
     hidden_sizes(args.hidden)
     try:
         torch.empty(1, device=args.device)
@@ -203,6 +229,33 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     if out.exists() and not args.overwrite:
         raise ValueError(f"{out} exists; pass --overwrite to replace it, or name another --out")
     return spec, options, game
+
+
+def parse_opponents(text: str) -> dict[str, float]:
+    """``--opponent``'s mixture: ``NAME_OR_PATH:weight`` pairs, comma-separated, the weight
+    1 where none is given (the syntax of ``training.train --opponents``); ValueError for a
+    weight that is not a number, a negative one, a zero sum, or a member named twice."""
+    mix: dict[str, float] = {}
+    for part in text.split(","):
+        name, colon, weight = part.strip().rpartition(":")
+        if not colon:
+            name, weight = weight, "1"
+        try:
+            value = float(weight)
+        except ValueError:
+            raise ValueError(
+                f"--opponent {text!r}: {weight!r} is not a weight; a mixture is "
+                "NAME_OR_PATH:weight pairs, e.g. random:1,heuristic:3"
+            ) from None
+        if not name or name in mix:
+            raise ValueError(f"--opponent {text!r}: every member needs a name, once")
+        mix[name] = value
+    weights = np.array(list(mix.values()))
+    if not (np.isfinite(weights) & (weights >= 0)).all() or not weights.sum() > 0:
+        raise ValueError(
+            f"--opponent {text!r}: the weights must be at least 0, with a positive sum"
+        )
+    return mix
 
 
 def hidden_sizes(text: str) -> list[int]:
@@ -266,6 +319,26 @@ class Learner(nn.Module):
         first, bias = layers[0]
         layers[0] = (first * self.scale.cpu().numpy()[None, :], bias)
         return layers
+
+
+def neurd_loss(
+    logits: torch.Tensor,
+    masks: torch.Tensor,
+    q: torch.Tensor,
+    probs: torch.Tensor,
+    beta: float,
+) -> torch.Tensor:
+    """NeuRD's loss (Hennes et al. 2020), the mean over rows of ``-sum_a legal z_a *
+    force_a``: ``z`` the logits less their legal mean, ``force`` the advantages ``Q(a) -
+    sum_b pi(b) Q(b)`` (no gradient through them or through ``probs``), a positive force
+    dropped where ``z_a >= beta`` and a negative one where ``z_a <= -beta`` (the threshold:
+    no gradient pushes a logit further out)."""
+    legal = masks.float()
+    q = q.masked_fill(~masks, 0.0)
+    force = (q - (probs * q).sum(1, keepdim=True)).detach()
+    z = logits - (logits * legal).sum(1, keepdim=True) / legal.sum(1, keepdim=True)
+    force = torch.where(force > 0, force * (z < beta), force * (z > -beta))
+    return -(z * force * legal).sum(1).mean()
 
 
 def log_of(probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -342,22 +415,41 @@ class SelfPlay:
             self.learner.parameters(), lr=args.learning_rate, eps=1e-5
         )
         self.pool: list[nn.Sequential] = []
-        self.fixed: Probabilities | None = None  # --opponent
         self.learning = np.ones((args.num_games, game.num_players), dtype=bool)
+        self.members: list[Probabilities] = []  # --opponent: the mixture's agents
+        self.member_weights = np.ones(1)
+        self.member = np.zeros(args.num_games, dtype=np.int64)  # each game's member
         if args.opponent:
             from training.evaluation.tournament import make_agent
             from training.exploitability import probabilities_of
 
             spec = get_spec(args.env)
-            self.fixed = probabilities_of(make_agent(spec, game, args.opponent), game)
+            mix = {name: w for name, w in parse_opponents(args.opponent).items() if w > 0}
+            self.members = [probabilities_of(make_agent(spec, game, n), game) for n in mix]
+            self.member_weights = np.array(list(mix.values())) / sum(mix.values())
         if args.opponent_pool:
             self.pool.append(copy.deepcopy(self.learner.policy))
         if args.opponent_pool or args.opponent:
             self._draw_learning_seats(np.arange(args.num_games))
 
     def _draw_learning_seats(self, games: np.ndarray) -> None:
+        """A new deal in ``games``: its learning seat, and its member of the ``--opponent``
+        mixture (in proportion to the weights)."""
         self.learning[games] = False
         self.learning[games, self.rng.integers(self.game.num_players, size=len(games))] = True
+        if len(self.members) > 1:
+            drawn = self.rng.choice(len(self.members), size=len(games), p=self.member_weights)
+            self.member[games] = drawn
+
+    def _mixture(self, rows: np.ndarray, observations: np.ndarray, masks: np.ndarray):
+        """The ``--opponent`` mixture's probabilities at flat (game, seat) rows: each
+        game's member at that game's rows, one batched call per member."""
+        members = self.member[rows // self.game.num_players]
+        probs = np.zeros(masks.shape)
+        for m in np.unique(members):
+            group = members == m
+            probs[group] = self.members[m](observations[group], masks[group])
+        return probs
 
     def _tensor(self, array: np.ndarray, dtype=torch.float32) -> torch.Tensor:
         return torch.as_tensor(array, dtype=dtype, device=self.device)
@@ -421,7 +513,7 @@ class SelfPlay:
             else:
                 chosen, log_probs = self._choose(self.learner.policy, flat_obs, flat_masks)
                 values = v.cpu().numpy()
-            if a.algorithm == "qmmd":  # expected backups: the value under the policies
+            if a.algorithm in ACTION_VALUE:  # expected backups: the value under the policies
                 probs = self._tensor(np.exp(log_probs))
                 partner = None if partners is None else probs[partners]
                 values = (probs * Learner.action_values(q, partner)).sum(1).cpu().numpy()
@@ -430,8 +522,9 @@ class SelfPlay:
             others = np.flatnonzero(choosers & ~self.learning)
             if len(others):
                 observed = self._observe(others)
-                if self.fixed is not None:
-                    played = self._sample(self.fixed(observed, masks[others]), masks[others])
+                if self.members:
+                    mixture = self._mixture(others, observed, masks[others])
+                    played = self._sample(mixture, masks[others])
                 else:
                     played = self._choose(opponent, observed, masks[others])[0]
                 actions.reshape(-1)[others] = played
@@ -443,7 +536,7 @@ class SelfPlay:
             rollout.masks.append(flat_masks)
             rollout.actions.append(chosen)
             rollout.log_probs.append(log_probs)
-            if (self.pool or self.fixed) and len(info["done"]):
+            if (self.pool or self.members) and len(info["done"]):
                 self._draw_learning_seats(info["done"])
         observations = engine.observations()
         _, v = self.learner.values(self._tensor(observations.reshape(-1, observations.shape[-1])))
@@ -481,7 +574,12 @@ class SelfPlay:
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
         stats: dict[str, list[float]] = {}
-        if a.algorithm in ("qmmd", "minimax"):
+        if a.algorithm == "neurd":
+            self._fit_critic(batch, stats)
+            with torch.no_grad():
+                batch["q"] = self.learner.values(batch["observations"])[0]
+            needed = ["observations", "masks", "q"]
+        elif a.algorithm in ("qmmd", "minimax"):
             self._fit_critic(batch, stats)
             if a.algorithm == "qmmd":
                 batch["goal"] = self._mmd_targets(batch, magnet_coef)
@@ -496,8 +594,11 @@ class SelfPlay:
         for _ in range(a.epochs):
             for rows in self._minibatches(len(targets)):
                 mb = {key: batch[key][rows] for key in needed}
-                log_probs = masked_log_probs(self.learner.logits(mb["observations"]), mb["masks"])
-                if a.algorithm in ("qmmd", "minimax"):
+                logits = self.learner.logits(mb["observations"])
+                log_probs = masked_log_probs(logits, mb["masks"])
+                if a.algorithm == "neurd":
+                    loss = self._neurd_loss(mb, logits, log_probs, magnet_coef, stats)
+                elif a.algorithm in ("qmmd", "minimax"):
                     loss = self._distillation_loss(mb, log_probs, stats)
                 else:
                     loss = self._ppo_loss(mb, log_probs, entropy_coef, magnet_coef, stats)
@@ -589,6 +690,20 @@ class SelfPlay:
         masks = batch["masks"].cpu().numpy()
         _, solution = self._solve(q, masks, batch["partners"].cpu().numpy())
         return self._tensor(log_of(solution, masks))
+
+    def _neurd_loss(self, mb, logits, log_probs, magnet_coef: float, stats) -> torch.Tensor:
+        """NeuRD's loss at the minibatch's decisions: each legal logit moves along its
+        action's advantage under the current policy, the action values regularised
+        toward the magnet (``alpha``: ``Q(a) - alpha * log(pi(a) / magnet(a))``)."""
+        current = log_probs.detach().clamp(min=-1e4)
+        q = mb["q"]
+        if magnet_coef:
+            q = q - magnet_coef * (current - self._magnet_log_probs(mb).clamp(min=-1e4))
+        loss = neurd_loss(logits, mb["masks"], q, current.exp(), self.args.logit_threshold)
+        entropy = -(current.exp() * current).masked_fill(~mb["masks"], 0.0).sum(1).mean()
+        stats.setdefault("entropy", []).append(entropy.item())
+        stats.setdefault("policy_loss", []).append(loss.item())
+        return loss
 
     def _distillation_loss(self, mb, log_probs, stats) -> torch.Tensor:
         """KL(goal || policy) over the legal actions."""
