@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import envs
-from training import benchmark
+from training import benchmark, selfplay
 
 
 @pytest.fixture
@@ -68,6 +68,90 @@ def test_a_registered_algorithm_runs_is_scored_and_resumes(tmp_path, cheap_panel
     for picture in ("iqm.png", "profiles.png", "curves.png"):
         assert (tmp_path / picture).stat().st_size > 1000
     del benchmark.ALGORITHMS["untrained"]
+
+
+@pytest.fixture
+def tiny_learner(monkeypatch):
+    """The learner algorithms at a test's size: a small network, few games, two cheap
+    evaluations a run, two PSRO rounds with a few games per meta-game pair."""
+    small = {"num_games": 8, "num_steps": 16, "hidden": "16", "eval_games": 2, "eval_deals": 0}
+    monkeypatch.setattr(benchmark, "LEARNER", benchmark.LEARNER | small)
+    monkeypatch.setattr(benchmark, "EVALUATIONS", 2)
+    psro = benchmark.HYPERPARAMETERS["sp-psro"] | {"rounds": 2, "meta_games": 4}
+    monkeypatch.setitem(benchmark.HYPERPARAMETERS, "sp-psro", psro)
+
+
+LEARNER_ALGORITHMS = ["sp-ppo", "sp-mmd", "sp-qmmd", "sp-neurd", "sp-fsp", "sp-psro"]
+
+
+@pytest.mark.parametrize("algorithm", LEARNER_ALGORITHMS)
+def test_each_learner_algorithm_trains_a_tiny_budget_and_the_harness_scores_it(
+    tmp_path, cheap_panel, tiny_learner, algorithm
+):
+    """A few thousand decisions on two-player Pico through the harness's own path: the
+    run leaves a ``model.npz`` that the panel scores, with its NashConv and its times."""
+    (run,) = benchmark.plan([algorithm], ["pico-2p"], [0], 2000, tmp_path)
+    result = benchmark.execute(run, benchmark.Evaluation(games=4, search_games=1))
+    model = Path(json.loads((run.folder / "trained.json").read_text())["model"])
+    assert model == run.folder / "model.npz" and model.is_file()
+    assert -1 <= result["panel_score"] <= 1 and 0 <= result["nash_conv"] <= 2
+    assert result["train_cpu_seconds"] > 0 and result["score_cpu_seconds"] > 0
+    if algorithm == "sp-psro":
+        record = json.loads((run.folder / "psro.json").read_text())
+        rounds = record["rounds"]
+        assert rounds[0]["opponent"] == "random:1"
+        mixture = selfplay.parse_opponents(rounds[1]["opponent"])  # the meta-strategy
+        assert set(mixture) <= {"random", str(run.folder / "round0" / "model.npz")}
+        assert sum(mixture.values()) == pytest.approx(1, abs=1e-5)
+        assert record["population"][1:] == [
+            str(run.folder / f"round{k}" / "model.npz") for k in (0, 1)
+        ]
+        spent = sum(r["decisions"] for r in rounds)  # the budget, but for the last rollout
+        assert 2000 <= spent < 2000 + 8 * 16
+        assert model.read_bytes() == (run.folder / "round1" / "model.npz").read_bytes()
+    else:
+        config = json.loads((run.folder / "config.json").read_text())
+        expected = benchmark.LEARNER | benchmark.HYPERPARAMETERS[algorithm]
+        assert {key: config[key] for key in expected} == expected
+        steps, rates = benchmark.learning_curve(run.folder)
+        assert steps[-1] >= 2000 and len(steps) == len(rates) == 2
+
+
+def test_one_set_of_hyperparameters_runs_on_every_configuration(tmp_path):
+    """Each learner algorithm's one dict is valid for every configuration of the protocol
+    (the learner's own checks; PSRO's rounds with a mixture of opponents)."""
+    from training import selfplay
+
+    for algorithm in LEARNER_ALGORITHMS:
+        settings = dict(benchmark.HYPERPARAMETERS[algorithm])
+        if algorithm == "sp-psro":
+            settings = {k: v for k, v in settings.items() if k not in ("rounds", "meta_games")}
+            settings["opponent"] = "random:0.5,heuristic:0.5"
+        for config, (env_id, options) in benchmark.CONFIGURATIONS.items():
+            args = benchmark.learner_args(
+                env_id, options, 2_000_000, 0, tmp_path / algorithm / config, settings
+            )
+            selfplay.check(args)
+
+
+def test_psros_meta_game_prefers_what_wins_with_two_players_and_with_four():
+    """The meta-strategy over (random, heuristic): all on the heuristic, which beats random
+    in two-player Pico head to head and in four-player Pickup as one seat against a table
+    of random players; the payoffs are kept for the next round, antisymmetric with two
+    players."""
+    for env_id, options in (
+        ("hiddenhand/pico-v0", {}),
+        ("hiddenhand/pickup-v0", {"num_players": 4}),
+    ):
+        spec = envs.get_spec(env_id)
+        game = spec.make_game(**options)
+        agents = [spec.make_agent(name, game) for name in ("random", "heuristic")]
+        payoffs: dict = {}
+        weights = benchmark.meta_strategy(game, agents, payoffs, 40, seed=3)
+        assert np.allclose(weights, [0, 1], atol=1e-6)
+        assert set(payoffs) == {(0, 1), (1, 0)} and payoffs[1, 0] > 0 > payoffs[0, 1]
+        if game.num_players == 2:
+            assert payoffs[0, 1] == -payoffs[1, 0]
 
 
 def finished(out: Path, algorithm: str, config: str, seed: int, score: float, **extra) -> None:
@@ -170,6 +254,8 @@ def test_a_report_merges_another_reports_csv(tmp_path):
 def test_seeds_and_bad_arguments(capsys, tmp_path):
     assert benchmark.parse_seeds("0-4") == [0, 1, 2, 3, 4]
     assert benchmark.parse_seeds("0,2,7") == [0, 2, 7]
+    assert benchmark.BUDGETS["medium"] == 2_000_000 and benchmark.BUDGETS["large-v2"] == 20_000_000
+    assert (benchmark.BUDGETS["small"], benchmark.BUDGETS["large"]) == (50_000, 1_000_000)  # v1
     for argv, message in (
         (["--algorithms", "ppo-nothing"], "registered: ppo-random"),
         (["--algorithms", "ppo-random", "--configs", "chess"], "the protocol's: pico-2p"),

@@ -2,22 +2,36 @@
 
     python -m training.benchmark --algorithms ppo-random,ppo-fsp --configs pico-2p \\
         --seeds 0-4 --steps 50000 --out runs/bench --jobs 2
+    python -m training.benchmark --algorithms sp-ppo,sp-mmd,sp-qmmd,sp-neurd,sp-fsp,sp-psro \\
+        --configs pico-2p --seeds 0-4 --steps medium --nash-conv-deals 200 --out runs/bench-v2
     python -m training.benchmark --report runs/bench
     python -m training.benchmark --report runs/bench --merge other/results.csv
 
+Protocol v1 (budgets ``small`` and ``large``) was run with the SB3 algorithms
+(``ppo-random``, ``ppo-heuristic``, ``ppo-selfplay``, ``ppo-fsp``, ``psro``); protocol v2
+(budgets ``medium`` on every configuration and ``large-v2`` on two-player Pico, the
+NashConv over 200 deals) adds the algorithms on the self-play learner
+(``training.selfplay``): ``sp-ppo``, ``sp-mmd``, ``sp-qmmd``, ``sp-neurd``, ``sp-fsp`` and
+``sp-psro``, their hyperparameters in ``HYPERPARAMETERS`` (one dict each, the same for
+every configuration) and what they share in ``LEARNER``. A budget counts the decisions of
+every seat that learns: an SB3 algorithm's one learning seat, or the learner's
+``--decisions`` (every seat in self-play, one seat a game with a pool or PSRO's mixture).
+
 Every (algorithm, configuration, seed) is a run folder ``OUT/runs/ALG/CONFIG/seedS``:
-the algorithm trains there for the step budget and saves ``model.zip`` (a model that
-``training.evaluate`` loads), then the harness scores it against the opponent panel
+the algorithm trains there for the step budget and saves a model that
+``training.evaluate`` loads (``model.zip`` from SB3, ``model.npz`` from the learner), then
+the harness scores it against the opponent panel
 (``training.evaluation.panel``) with the protocol's evaluation seeds and writes
-``score.json``. Finished runs are skipped, so an interrupted benchmark resumes where it
+``score.json`` (with the wall and CPU seconds of training and the CPU seconds of
+scoring). Finished runs are skipped, so an interrupted benchmark resumes where it
 stopped. The report aggregates the panel scores over runs (interquartile mean with
 stratified bootstrap intervals, probability of improvement, performance profiles) into
 ``results.json``, ``results.csv``, ``results.md`` and plots; ``--merge`` adds the runs of
 another report's ``results.csv`` (a benchmark split across machines).
 
 An algorithm is a registered function ``(env_id, options, steps, seed, folder) -> Path``
-that trains for ``steps`` learner decisions and returns the saved model's path; register
-yours with ``@register("name")`` in a module given to ``--import``.
+that trains for ``steps`` decisions of its learning seats and returns the saved model's
+path; register yours with ``@register("name")`` in a module given to ``--import``.
 """
 
 from __future__ import annotations
@@ -63,9 +77,13 @@ CONFIGURATIONS: dict[str, tuple[str, dict[str, Any]]] = {
         {"num_players": 2, "variant": "secret_positions"},
     ),
 }
-#: Learner decisions per run.
-BUDGETS = {"small": 50_000, "large": 1_000_000}
-#: Two-player Pico: deals of each run's exact NashConv (drawn with the evaluation seed).
+#: Decisions per run, counted over every seat that learns (an SB3 algorithm's learner is
+#: one seat, its timesteps; the self-play learner's ``--decisions``): protocol v1's
+#: ``small`` and ``large``, protocol v2's ``medium`` (every configuration) and
+#: ``large-v2`` (two-player Pico).
+BUDGETS = {"small": 50_000, "large": 1_000_000, "medium": 2_000_000, "large-v2": 20_000_000}
+#: Two-player Pico: deals of each run's exact NashConv (drawn with the evaluation seed),
+#: unless ``--nash-conv-deals`` says otherwise (protocol v1: 20; v2: 200).
 NASHCONV_DEALS = 20
 
 
@@ -154,6 +172,225 @@ def psro(env_id: str, options: dict, steps: int, seed: int, folder: Path, rounds
     return folder / "model.zip"
 
 
+# --- protocol v2: the algorithms on the self-play learner (training.selfplay) ----------------
+#: What every learner run shares, whatever its algorithm: the network, the rollouts and the
+#: optimiser (pinned here rather than read from the learner's defaults, so that the table
+#: does not move with them), and the periodic evaluation (``EVALUATIONS`` per run: the
+#: learning curves of ``evaluations.csv``; no pimc games there, the panel scores the end).
+LEARNER: dict[str, Any] = {
+    "num_games": 256,
+    "num_steps": 32,
+    "hidden": "128,128",
+    "scale": "none",
+    "learning_rate": 3e-4,
+    "epochs": 4,
+    "minibatches": 4,
+    "gamma": 1.0,
+    "value_coef": 0.5,
+    "max_grad_norm": 0.5,
+    "threads": 1,
+    "device": "cpu",
+    "eval_games": 100,
+    "eval_pimc_games": 0,
+    "eval_deals": 20,
+    "progress_bar": False,
+}
+#: Evaluations per learner run (every ``steps // EVALUATIONS`` decisions).
+EVALUATIONS = 10
+#: Each learner algorithm's hyperparameters, one dict each, the same for every
+#: configuration and budget (no per-game tuning); with ``LEARNER`` they are every
+#: argument of the run's ``training.selfplay.Args`` but the game, the budget and the seed.
+HYPERPARAMETERS: dict[str, dict[str, Any]] = {
+    # Self-play PPO with an entropy bonus of 0.05 (IIG-RL-Benchmark's), GAE(0.95).
+    "sp-ppo": {"algorithm": "ppo", "gae_lambda": 0.95, "clip": 0.2, "entropy_coef": 0.05},
+    # MMD in its PPO form, the magnet uniform over the legal actions (so its KL is an
+    # entropy bonus) and its weight annealed from 0.1 to 0.01 over the run.
+    "sp-mmd": {
+        "algorithm": "mmd",
+        "gae_lambda": 0.95,
+        "clip": 0.2,
+        "entropy_coef": 0.0,
+        "magnet_coef": 0.1,
+        "magnet_coef_end": 0.01,
+        "magnet_update": 0.0,
+    },
+    # The learner's default: MMD's closed-form step over the action critic.
+    "sp-qmmd": {
+        "algorithm": "qmmd",
+        "critic": "action",
+        "gae_lambda": 0.5,
+        "magnet_coef": 0.2,
+        "kl_coef": 1.0,
+        "magnet_update": 0.0,
+    },
+    # NeuRD over the same action critic, regularised toward the uniform magnet as sp-qmmd
+    # is (the same fixed point: only the update differs), the logit threshold beta = 5.
+    "sp-neurd": {
+        "algorithm": "neurd",
+        "critic": "action",
+        "gae_lambda": 0.5,
+        "magnet_coef": 0.2,
+        "magnet_update": 0.0,
+        "logit_threshold": 5.0,
+    },
+    # Fictitious self-play: sp-qmmd's learner in one seat a game, the others played by a
+    # snapshot drawn from the pool of the last 20 (one every twentieth of the budget, so
+    # that by the end the pool spans the whole run: fictitious play's average, sampled).
+    "sp-fsp": {
+        "algorithm": "qmmd",
+        "critic": "action",
+        "gae_lambda": 0.5,
+        "magnet_coef": 0.2,
+        "kl_coef": 1.0,
+        "magnet_update": 0.0,
+        "opponent_pool": 20,
+    },
+    # PSRO: ``rounds`` best responses, each trained by the learner (the oracle: clipped
+    # PPO, as training.exploitability's learned best response) against the population's
+    # meta-strategy, ``meta_games`` seat-rotated games per pair for the meta-game.
+    "sp-psro": {
+        "rounds": 5,
+        "meta_games": 100,
+        "algorithm": "ppo",
+        "gae_lambda": 0.95,
+        "clip": 0.2,
+        "entropy_coef": 0.01,
+    },
+}
+
+
+def learner_args(
+    env_id: str, options: dict, steps: int, seed: int, folder: Path, settings: dict[str, Any]
+):
+    """The learner's arguments for a run: ``LEARNER``, an evaluation every
+    ``steps // EVALUATIONS`` decisions, then ``settings`` (which may override both)."""
+    from training import selfplay
+
+    options = dict(options)
+    num_players = options.pop("num_players", None)
+    settings = LEARNER | {"eval_every": max(1, steps // EVALUATIONS)} | settings
+    if settings.get("opponent_pool"):  # a snapshot every 1/K of the budget
+        settings.setdefault("snapshot_every", max(1, steps // settings["opponent_pool"]))
+    return selfplay.Args(
+        env=env_id,
+        num_players=num_players,
+        option=[f"{key}={value}" for key, value in options.items()],
+        decisions=steps,
+        seed=seed,
+        out=str(folder),
+        overwrite=True,
+        **settings,
+    )
+
+
+def train_learner(
+    env_id: str, options: dict, steps: int, seed: int, folder: Path, settings: dict[str, Any]
+) -> Path:
+    """Train the self-play learner in ``folder`` with ``settings``; its ``model.npz``."""
+    from training import selfplay
+
+    return (
+        selfplay.train(learner_args(env_id, options, steps, seed, folder, settings)) / "model.npz"
+    )
+
+
+for _name in ("sp-ppo", "sp-mmd", "sp-qmmd", "sp-neurd", "sp-fsp"):
+
+    def _entry(env_id, options, steps, seed, folder, _name=_name):
+        return train_learner(env_id, options, steps, seed, folder, HYPERPARAMETERS[_name])
+
+    _entry.__doc__ = f"The self-play learner with HYPERPARAMETERS[{_name!r}]."
+    register(_name)(_entry)
+
+
+@register("sp-psro")
+def sp_psro(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> Path:
+    """PSRO with the self-play learner as its best-response oracle
+    (``HYPERPARAMETERS["sp-psro"]``). The population starts with ``random``; each of the
+    ``rounds`` trains, in ``folder/roundK``, a best response against the population's
+    meta-strategy (``--opponent`` the weighted mixture: one member per game, drawn at
+    each deal), adds it, and solves the meta-game again (``meta_strategy``). The budget
+    is split across the rounds: each gets the decisions still left divided by the rounds
+    still to go, so that the decisions of all the rounds add up to ``steps`` (but for the
+    last rollout of the last round, as in every learner run).
+
+    The model is the last round's best response: the harness scores one network, and the
+    population's mixture is not one (a member drawn per game is not a behaviour policy
+    that a single network plays); the last best response is the member trained against
+    the final meta-strategy, and what the v1 ``psro`` returns. ``folder/psro.json``
+    records the population, each round's meta-strategy and decisions, and the payoffs."""
+    from training.evaluation.tournament import make_agent
+
+    settings = dict(HYPERPARAMETERS["sp-psro"])
+    rounds, games = settings.pop("rounds"), settings.pop("meta_games")
+    spec = get_spec(env_id)
+    game = spec.make_game(**options)
+    population, weights = ["random"], np.ones(1)
+    payoffs: dict[tuple[int, int], float] = {}
+    record: dict[str, Any] = {"rounds": []}
+    left = steps
+    model = Path()
+    for k in range(rounds):
+        budget = max(1, left // (rounds - k))
+        members = zip(population, weights, strict=True)
+        mixture = ",".join(f"{m}:{w:.6g}" for m, w in members if w > 1e-6)
+        round_settings = settings | {"opponent": mixture, "eval_every": 0}
+        model = train_learner(
+            env_id, options, budget, seed + 1000 * k, folder / f"round{k}", round_settings
+        )
+        decisions = trained_decisions(model.parent)
+        left -= decisions
+        record["rounds"].append({"opponent": mixture, "decisions": decisions})
+        population.append(str(model))
+        if k < rounds - 1:
+            agents = [make_agent(spec, game, name) for name in population]
+            weights = meta_strategy(game, agents, payoffs, games, 1000 * seed + 500 + k)
+    solved = range(len(population) - 1)  # the last meta-game's members
+    record |= {
+        "population": population,
+        "payoffs": [[payoffs.get((i, j), 0.0) for j in solved] for i in solved],
+    }
+    (folder / "psro.json").write_text(json.dumps(record, indent=2))
+    shutil.copy(model, folder / "model.npz")
+    shutil.copy(model.with_suffix(".json"), folder / "model.json")
+    return folder / "model.npz"
+
+
+def trained_decisions(run: Path) -> int:
+    """The decisions a learner run trained for (its last evaluation's)."""
+    with open(run / "evaluations.csv", newline="") as handle:
+        return int(list(csv.DictReader(handle))[-1]["decisions"])
+
+
+def meta_strategy(
+    game, agents: list, payoffs: dict[tuple[int, int], float], games: int, seed: int
+) -> np.ndarray:
+    """PSRO's meta-strategy over ``agents``: the equilibrium of the empirical meta-game.
+    ``payoffs[i, j]`` is agent i's panel-style score against agent j (seat-rotated, i in
+    one seat and j in every other: its win share above chance, ``(w - 1/N) / (1 - 1/N)``),
+    played for the pairs not yet in ``payoffs`` (``games`` each) and kept there for the
+    next round. The antisymmetric ``S - S^T`` is solved as a two-player zero-sum game
+    (``zero_sum_lp``). With two players that is the meta-game itself (``S`` is already
+    antisymmetric, ties shared). With more it is an approximation: the meta-game of an
+    N-player game is not two-player zero-sum and its tables may mix several members,
+    while here each entry is one member against a table of another."""
+    from training.evaluation.panel import above_chance
+    from training.evaluation.tournament import head_to_head
+
+    n, players = len(agents), game.num_players
+    for i in range(n):
+        for j in range(n):
+            if i == j or (i, j) in payoffs:
+                continue
+            result = head_to_head(game, agents[i], agents[j], games, seed=seed + n * i + j)
+            payoffs[i, j] = above_chance(result["win_rate"], players)
+            if players == 2:  # the same games, seen from the other seat
+                payoffs[j, i] = -payoffs[i, j]
+    scores = np.array([[payoffs.get((i, j), 0.0) for j in range(n)] for i in range(n)])
+    weights = np.clip(zero_sum_lp(scores - scores.T)[1], 0.0, None)
+    return weights / weights.sum()
+
+
 # --- runs -------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Run:
@@ -181,6 +418,8 @@ class Evaluation:
 
     games: int = EVAL_GAMES
     search_games: int = EVAL_SEARCH_GAMES
+    #: two-player Pico: deals of the exact NashConv; None: ``NASHCONV_DEALS``
+    nash_conv_deals: int | None = None
 
     def record(self) -> dict[str, Any]:
         """What a score records of how it was made: today's panel and the games."""
@@ -189,8 +428,10 @@ class Evaluation:
         return {"panel": PANEL_VERSION, "eval_games": self.games, "search_games": self.search_games}
 
     def matches(self, score: dict) -> bool:
-        """Whether a saved score was made this way."""
-        return all(score.get(key) == value for key, value in self.record().items())
+        """Whether a saved score was made this way (a NashConv over as many deals)."""
+        same = all(score.get(key) == value for key, value in self.record().items())
+        deals = self.nash_conv_deals or NASHCONV_DEALS
+        return same and ("nash_conv" not in score or score.get("nash_conv_deals") == deals)
 
 
 def execute(run: Run, evaluation: Evaluation, modules: Sequence[str] = ()) -> dict:
@@ -208,17 +449,20 @@ def execute(run: Run, evaluation: Evaluation, modules: Sequence[str] = ()) -> di
             return saved
     env_id, options = CONFIGURATIONS[run.config]
     trained = run.folder / "trained.json"
-    started = time.time()
+    started, cpu = time.time(), time.process_time()
     if not trained.is_file():
         run.folder.mkdir(parents=True, exist_ok=True)
         model = ALGORITHMS[run.algorithm](env_id, options, run.steps, run.seed, run.folder)
-        trained.write_text(json.dumps({"model": str(model), "seconds": time.time() - started}))
-    model = Path(json.loads(trained.read_text())["model"])
+        seconds = {"seconds": time.time() - started, "cpu_seconds": time.process_time() - cpu}
+        trained.write_text(json.dumps({"model": str(model)} | seconds))
+    training = json.loads(trained.read_text())
+    model = Path(training["model"])
     scoring = time.process_time()
     score = score_model(env_id, options, model, evaluation)
     result = dataclasses.asdict(run) | {
         "folder": str(run.folder),
-        "train_seconds": json.loads(trained.read_text())["seconds"],
+        "train_seconds": training["seconds"],
+        **({"train_cpu_seconds": training["cpu_seconds"]} if "cpu_seconds" in training else {}),
         "score_cpu_seconds": time.process_time() - scoring,
         **score,
     }
@@ -246,8 +490,9 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
         from training.exploitability import nash_conv
         from training.solvers.pico import sample_deals
 
-        values = nash_conv(game, agent, sample_deals(NASHCONV_DEALS, EVAL_SEED))
-        score |= {"nash_conv": float(values.mean()), "nash_conv_deals": NASHCONV_DEALS}
+        deals = evaluation.nash_conv_deals or NASHCONV_DEALS
+        values = nash_conv(game, agent, sample_deals(deals, EVAL_SEED))
+        score |= {"nash_conv": float(values.mean()), "nash_conv_deals": deals}
     return score
 
 
@@ -261,14 +506,16 @@ CSV_FIELDS = {
     "panel_score": float,
     "panel_score_ci": float,
     "nash_conv": float,
+    "nash_conv_deals": int,
     "train_seconds": float,
+    "train_cpu_seconds": float,
     "score_cpu_seconds": float,
     "panel": str,
     "eval_games": int,
     "search_games": int,
 }
 #: What every aggregated run must share, where it records it: the budget and the scoring.
-SAME_FOR_ALL = ("steps", "panel", "eval_games", "search_games")
+SAME_FOR_ALL = ("steps", "panel", "eval_games", "search_games", "nash_conv_deals")
 
 
 def read_results_csv(path: Path) -> list[dict]:
@@ -545,12 +792,17 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
 
 
 def learning_curve(folder: Path) -> tuple[list[int], list[float]] | None:
-    """(timesteps, win rate against the heuristic) from a run's ``evaluations.csv``."""
+    """(decisions, win rate against the heuristic) from a run's ``evaluations.csv``: an
+    SB3 run's (a row per opponent: ``timesteps``, ``opponent``, ``win_rate``) or the
+    self-play learner's (a row per evaluation: ``decisions``, ``win_heuristic``)."""
     path = folder / "evaluations.csv"
     if not path.is_file():
         return None
     with open(path) as handle:
-        rows = [r for r in csv.DictReader(handle) if r["opponent"] == "heuristic"]
+        rows = list(csv.DictReader(handle))
+    if rows and "win_heuristic" in rows[0]:
+        return [int(r["decisions"]) for r in rows], [float(r["win_heuristic"]) for r in rows]
+    rows = [r for r in rows if r.get("opponent") == "heuristic"]
     return [int(r["timesteps"]) for r in rows], [float(r["win_rate"]) for r in rows]
 
 
@@ -580,6 +832,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=int,
         default=EVAL_SEARCH_GAMES,
         help="per search member of the panel (pimc, ismcts)",
+    )
+    parser.add_argument(
+        "--nash-conv-deals",
+        type=int,
+        default=NASHCONV_DEALS,
+        help="two-player Pico: deals of each run's exact NashConv (protocol v2: 200)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
     parser.add_argument("--out", default="runs/benchmark", help="the benchmark's folder")
@@ -633,9 +891,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         steps = BUDGETS[args.steps] if args.steps in BUDGETS else int(args.steps)
     except ValueError as error:
         parser.error(f"--seeds or --steps: {error}")
-    if min(steps, args.jobs, args.eval_games, args.eval_search_games) < 1:
-        parser.error("--steps, --jobs, --eval-games and --eval-search-games must be positive")
-    evaluation = Evaluation(args.eval_games, args.eval_search_games)
+    if min(steps, args.jobs, args.eval_games, args.eval_search_games, args.nash_conv_deals) < 1:
+        parser.error(
+            "--steps, --jobs, --eval-games, --eval-search-games and --nash-conv-deals must be "
+            "positive"
+        )
+    evaluation = Evaluation(args.eval_games, args.eval_search_games, args.nash_conv_deals)
     out = Path(args.out)
     runs = plan(algorithms, configs, seeds, steps, out)
     started = time.time()
