@@ -358,3 +358,23 @@ def test_the_docs_worked_example_registers_and_runs(tmp_path, cheap_panel, monke
     )  # fmt: skip
     assert "my-ppo" in json.loads((out / "results.json").read_text())["summary"]["algorithms"]
     del benchmark.ALGORITHMS["my-ppo"]
+
+
+def test_protocol_v2s_commands_and_algorithms_are_the_harness_own():
+    """docs/benchmark.md's protocol v2: every algorithm its table names is registered with
+    one dict of hyperparameters, and its commands name registered algorithms, the
+    protocol's configurations and known budgets."""
+    v2 = DOCS.split("\n## Protocol v2\n")[1].split("\n## ")[0]
+    named = set(re.findall(r"^\| `(sp-[a-z]+)` \|", v2, flags=re.MULTILINE))
+    assert named == {name for name in benchmark.ALGORITHMS if name.startswith("sp-")}
+    assert named == set(benchmark.HYPERPARAMETERS)
+    commands = re.findall(
+        r"training\.benchmark (--algorithms .*?--out \S+)", v2.replace("\\\n", " ")
+    )
+    assert len(commands) == 2
+    for command in commands:
+        argv = command.split()
+        assert set(argv[argv.index("--algorithms") + 1].split(",")) == named
+        assert argv[argv.index("--steps") + 1] in ("medium", "large-v2")
+    loop = re.findall(r"for config in (.*?); do", v2.replace("\\\n", " "), flags=re.DOTALL)[0]
+    assert loop.split() == list(benchmark.CONFIGURATIONS)

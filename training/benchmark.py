@@ -224,7 +224,8 @@ HYPERPARAMETERS: dict[str, dict[str, Any]] = {
         "magnet_update": 0.0,
     },
     # NeuRD over the same action critic, regularised toward the uniform magnet as sp-qmmd
-    # is (the same fixed point: only the update differs), the logit threshold beta = 5.
+    # is (the same fixed point: only the update differs), the logit threshold beta = 5
+    # (the papers' 2 would keep the likeliest of 11 legal actions under about 1/2).
     "sp-neurd": {
         "algorithm": "neurd",
         "critic": "action",
