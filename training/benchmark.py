@@ -313,13 +313,16 @@ def sp_psro(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> 
     each deal), adds it, and solves the meta-game again (``meta_strategy``). The budget
     is split across the rounds: each gets the decisions still left divided by the rounds
     still to go, so that the decisions of all the rounds add up to ``steps`` (but for the
-    last rollout of the last round, as in every learner run).
+    last rollout of the last round, as in every learner run; and every round trains at
+    least one rollout, so a budget under ``rounds`` rollouts is exceeded).
 
     The model is the last round's best response: the harness scores one network, and the
     population's mixture is not one (a member drawn per game is not a behaviour policy
     that a single network plays); the last best response is the member trained against
     the final meta-strategy, and what the v1 ``psro`` returns. ``folder/psro.json``
-    records the population, each round's meta-strategy and decisions, and the payoffs."""
+    records the population, each round's meta-strategy and decisions, and the payoffs;
+    ``folder/evaluations.csv`` the learning curve: each round's best response evaluated
+    at its end, against the decisions of all the rounds so far."""
     from training.evaluation.tournament import make_agent
 
     settings = dict(HYPERPARAMETERS["sp-psro"])
@@ -331,6 +334,7 @@ def sp_psro(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> 
     record: dict[str, Any] = {"rounds": []}
     left = steps
     model = Path()
+    curve: list[dict[str, str]] = []
     for k in range(rounds):
         budget = max(1, left // (rounds - k))
         members = zip(population, weights, strict=True)
@@ -339,8 +343,11 @@ def sp_psro(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> 
         model = train_learner(
             env_id, options, budget, seed + 1000 * k, folder / f"round{k}", round_settings
         )
-        decisions = trained_decisions(model.parent)
+        with open(model.parent / "evaluations.csv", newline="") as handle:
+            evaluation = list(csv.DictReader(handle))[-1]
+        decisions = int(evaluation["decisions"])
         left -= decisions
+        curve.append(evaluation | {"decisions": str(steps - left)})
         record["rounds"].append({"opponent": mixture, "decisions": decisions})
         population.append(str(model))
         if k < rounds - 1:
@@ -352,15 +359,13 @@ def sp_psro(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> 
         "payoffs": [[payoffs.get((i, j), 0.0) for j in solved] for i in solved],
     }
     (folder / "psro.json").write_text(json.dumps(record, indent=2))
+    with open(folder / "evaluations.csv", "w", newline="") as handle:
+        table = csv.DictWriter(handle, fieldnames=list(curve[0]))
+        table.writeheader()
+        table.writerows(curve)
     shutil.copy(model, folder / "model.npz")
     shutil.copy(model.with_suffix(".json"), folder / "model.json")
     return folder / "model.npz"
-
-
-def trained_decisions(run: Path) -> int:
-    """The decisions a learner run trained for (its last evaluation's)."""
-    with open(run / "evaluations.csv", newline="") as handle:
-        return int(list(csv.DictReader(handle))[-1]["decisions"])
 
 
 def meta_strategy(
@@ -795,7 +800,8 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
 def learning_curve(folder: Path) -> tuple[list[int], list[float]] | None:
     """(decisions, win rate against the heuristic) from a run's ``evaluations.csv``: an
     SB3 run's (a row per opponent: ``timesteps``, ``opponent``, ``win_rate``) or the
-    self-play learner's (a row per evaluation: ``decisions``, ``win_heuristic``)."""
+    self-play learner's (a row per evaluation: ``decisions``, ``win_heuristic``); None
+    where there is none, or no games against the heuristic."""
     path = folder / "evaluations.csv"
     if not path.is_file():
         return None
@@ -804,6 +810,8 @@ def learning_curve(folder: Path) -> tuple[list[int], list[float]] | None:
     if rows and "win_heuristic" in rows[0]:
         return [int(r["decisions"]) for r in rows], [float(r["win_heuristic"]) for r in rows]
     rows = [r for r in rows if r.get("opponent") == "heuristic"]
+    if not rows:  # no games against the heuristic: no curve
+        return None
     return [int(r["timesteps"]) for r in rows], [float(r["win_rate"]) for r in rows]
 
 
