@@ -11,7 +11,7 @@ import envs.pico as pico
 from envs.core.agents import RandomAgent
 from envs.pico.rules import VALUES
 from training.agents.nash import PicoNash
-from training.exploitability import probabilities_of
+from training.evaluation.nash_conv import probabilities_of
 from training.solvers.pico import (
     PicoSolver,
     Position,
@@ -310,8 +310,9 @@ def test_exploitability_prints_its_scale(capsys, monkeypatch):
 @pytest.mark.slow
 def test_uniform_randoms_nash_conv_is_the_reference_printed(game):
     """``RANDOM_NASH_CONV`` is what ``--agent random --deals 200`` computes (minutes)."""
+    from training.evaluation.nash_conv import nash_conv
     from training.evaluation.tournament import mean_interval
-    from training.exploitability import RANDOM_DEALS, RANDOM_NASH_CONV, nash_conv
+    from training.exploitability import RANDOM_DEALS, RANDOM_NASH_CONV
 
     values = nash_conv(game, RandomAgent(game), sample_deals(RANDOM_DEALS, 0))
     mean, ci = mean_interval(values)
@@ -320,7 +321,7 @@ def test_uniform_randoms_nash_conv_is_the_reference_printed(game):
 
 @pytest.mark.slow
 def test_nash_is_unexploitable_on_whole_deals(game):
-    from training.exploitability import nash_conv
+    from training.evaluation.nash_conv import nash_conv
 
     values = nash_conv(game, PicoNash(game), sample_deals(2, 0))
     assert np.abs(values).max() < 1e-6

@@ -493,7 +493,7 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
         "members": {n: r["above_chance"] for n, r in result["members"].items()},
     }
     if spec.name == "pico" and game.num_players == 2:
-        from training.exploitability import nash_conv
+        from training.evaluation.nash_conv import nash_conv
         from training.solvers.pico import sample_deals
 
         deals = evaluation.nash_conv_deals or NASHCONV_DEALS

@@ -91,7 +91,7 @@ from training import cli
 from training.agents.network import NetworkAgent, save_network
 from training.agents.policy import policy_metadata
 from training.cli import OPTION_HELP, arg
-from training.exploitability import EVALUATION_SEED  # never a training seed
+from training.evaluation.panel import EVAL_SEED  # never a training seed
 from training.solvers.pico import Probabilities
 from training.solvers.zero_sum import zero_sum_batch
 
@@ -420,8 +420,8 @@ class SelfPlay:
         self.member_weights = np.ones(1)
         self.member = np.zeros(args.num_games, dtype=np.int64)  # each game's member
         if args.opponent:
+            from training.evaluation.nash_conv import probabilities_of
             from training.evaluation.tournament import make_agent
-            from training.exploitability import probabilities_of
 
             spec = get_spec(args.env)
             mix = {name: w for name, w in parse_opponents(args.opponent).items() if w > 0}
@@ -724,11 +724,11 @@ def evaluate(spec, game, agent: NetworkAgent, args: Args) -> dict[str, float]:
 
     row: dict[str, float] = {}
     if args.eval_deals and exact_nash_conv_applies(spec, game):
+        from training.evaluation.nash_conv import nash_conv
         from training.evaluation.tournament import mean_interval
-        from training.exploitability import nash_conv
         from training.solvers.pico import sample_deals
 
-        values = nash_conv(game, agent, sample_deals(args.eval_deals, EVALUATION_SEED))
+        values = nash_conv(game, agent, sample_deals(args.eval_deals, EVAL_SEED))
         row["nash_conv"], row["nash_conv_ci"] = mean_interval(values)
     for name, games in (
         ("random", args.eval_games),
@@ -736,7 +736,7 @@ def evaluate(spec, game, agent: NetworkAgent, args: Args) -> dict[str, float]:
         ("pimc", args.eval_pimc_games),
     ):
         if games:
-            result = head_to_head(game, agent, make_agent(spec, game, name), games, EVALUATION_SEED)
+            result = head_to_head(game, agent, make_agent(spec, game, name), games, EVAL_SEED)
             row[f"win_{name}"], row[f"win_{name}_ci"] = result["win_rate"], result["win_ci"]
     return row
 

@@ -9,7 +9,7 @@ NashConv asks about), so the fit is judged on exactly what it was fitted to: whe
 network can hold the equilibrium at all.
 
 Distillation (the default): from each of the 20 deals of the learner's periodic
-evaluation (``training.selfplay``: ``sample_deals(20, EVALUATION_SEED)``), ``--games-per-deal``
+evaluation (``training.selfplay``: ``sample_deals(20, EVAL_SEED)``), ``--games-per-deal``
 games of uniform random play give the states; the ``nash`` agent labels each with its
 equilibrium strategy; the learner's policy network (``--hidden``, ``--scale``) is fitted
 to them by cross-entropy (Adam, 1e-3, minibatches of 1,024), and its exact NashConv on
@@ -33,7 +33,8 @@ import torch
 from envs.core.batched import engine_class, random_actions
 from envs.core.spec import get_spec
 from training.agents.nash import PicoNash
-from training.exploitability import EVALUATION_SEED, nash_conv
+from training.evaluation.nash_conv import nash_conv
+from training.evaluation.panel import EVAL_SEED
 from training.selfplay import SCALES, Learner, agent_of, hidden_sizes, masked_log_probs
 from training.solvers.pico import Position, observations, sample_deals, state_from_observation
 
@@ -101,7 +102,7 @@ def main() -> None:
     torch.manual_seed(0)
     game = get_spec("hiddenhand/pico-v0").make_game()
     nash = PicoNash(game)
-    deals = sample_deals(20, EVALUATION_SEED)
+    deals = sample_deals(20, EVAL_SEED)
     if args.noise:
         for noise in args.noise:
 
