@@ -431,6 +431,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--critic", "pairs"], "--critic='pairs' is not allowed; allowed values: 'action'"),
         (["--algorithm", "minimax", "--num-players", "3"], "minimax is for games of two"),
         (["--explore", "1.5"], "--explore and --explore-end must be in \\[0, 1\\]"),
+        (["--algorithm", "ppo", "--explore", "0.1"], "--explore is for the algorithms whose"),
         (["--solver-iterations", "0"], "--solver-iterations must be positive"),
     ],
 )
@@ -455,3 +456,25 @@ def test_an_existing_run_folder_is_kept_without_overwrite(tmp_path, capsys):
         selfplay.main(["--out", str(out)])
     assert "pass --overwrite" in capsys.readouterr().err
     assert (out / "keep.txt").read_text() == "mine"
+
+
+def test_explore_mixes_uniform_play_into_what_is_played_not_into_what_is_learned():
+    """With ``--explore 1`` the seats play uniformly over their legal cards whatever the
+    policy says, while the rollout keeps the policy's own probabilities (what the
+    expected backups and MMD's step use); with 0 they play the policy."""
+    shares = {}
+    for explore in (0.0, 1.0):
+        args = tiny(algorithm="qmmd", critic="joint", explore=explore, num_games=32)
+        spec, options, game = selfplay.check(args)
+        run = SelfPlay(args, game, options)
+        with torch.no_grad():
+            run.learner.policy[-1].bias[0] = 30.0  # the policy all but always plays card 0
+        rollout = run.collect()
+        masks, actions = np.concatenate(rollout.masks), np.concatenate(rollout.actions)
+        policy = np.exp(np.concatenate(rollout.log_probs))
+        can = masks[:, 0]
+        assert policy[can, 0].min() > 0.99  # what is stored is the policy's
+        shares[explore] = (actions[can] == 0).mean(), (1 / masks[can].sum(axis=1)).mean()
+    assert shares[0.0][0] > 0.99
+    played, uniform = shares[1.0]
+    assert abs(played - uniform) < 0.06, shares

@@ -45,8 +45,11 @@ Algorithms (``--algorithm``):
   play the solution mixed with ``--explore`` uniform exploration, and the policy
   network is fitted to the solution at every decision of the batch.
 
-``--magnet-coef`` and ``--entropy-coef`` can be annealed linearly to ``--*-end``
-values. ``--opponent-pool K`` (fictitious self-play): one seat per game learns, the
+``--explore e`` (qmmd, neurd, minimax) mixes ``e`` of uniform play into what the seats
+play, so play reaches positions a best response could steer to; what is learned there
+stays the policy's own (expected backups; keep ``--gae-lambda 0``, whose returns are
+the backups alone). ``--magnet-coef``, ``--entropy-coef`` and ``--explore`` can be
+annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play): one seat per game learns, the
 others are played by one of the last ``K`` snapshots (one drawn per rollout, a snapshot
 taken every ``--snapshot-every`` decisions). ``--opponent AGENT`` (a name the game knows
 or a model path): one seat per game learns, the others are played by that fixed agent,
@@ -142,8 +145,10 @@ class Args:
     logit_threshold: float = arg(
         2.0, "neurd: beta; no gradient pushes a logit (less the legal mean) beyond +-beta"
     )
-    explore: float = arg(0.1, "minimax: share of uniform play mixed into the solution")
-    explore_end: float | None = arg(None, "minimax: --explore at the end (linear)")
+    explore: float = arg(
+        0.0, "qmmd, neurd, minimax: share of uniform play mixed into what the seats play"
+    )
+    explore_end: float | None = arg(None, "--explore at the end (linear); default: same")
     solver_iterations: int = arg(100, "minimax: regret-matching+ iterations per matrix game")
     inner_steps: int = arg(1, "qmmd with the joint critic: MMD steps per update on each matrix")
     critic: str = arg(
@@ -203,6 +208,11 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     for value in (args.explore, args.explore_end):
         if value is not None and not 0 <= value <= 1:
             raise ValueError(f"--explore and --explore-end must be in [0, 1], got {value}")
+    if (args.explore or args.explore_end) and args.algorithm not in (*ACTION_VALUE, "minimax"):
+        raise ValueError(
+            "--explore is for the algorithms whose critic backs up the policy's value "
+            "(qmmd, neurd, minimax): ppo and mmd learn from the actions played"
+        )
     if args.opponent_pool and args.opponent:
         raise ValueError("--opponent-pool and --opponent exclude each other: choose one")
     if (args.opponent_pool or args.opponent) and (
@@ -507,12 +517,14 @@ class SelfPlay:
                 rollout.partners.append(partners + sum(map(len, rollout.actions)))
             if a.algorithm == "minimax":  # play the solution, back up the game's value
                 values, solution = self._solve(q, flat_masks, partners)
-                uniform = flat_masks / flat_masks.sum(axis=1, keepdims=True)
-                chosen = self._sample((1 - explore) * solution + explore * uniform, flat_masks)
                 log_probs = log_of(solution, flat_masks)
             else:
                 chosen, log_probs = self._choose(self.learner.policy, flat_obs, flat_masks)
                 values = v.cpu().numpy()
+            if a.algorithm == "minimax" or explore:  # the behaviour: the policy and uniform
+                uniform = flat_masks / flat_masks.sum(axis=1, keepdims=True)
+                behaviour = (1 - explore) * np.exp(log_probs) + explore * uniform
+                chosen = self._sample(behaviour, flat_masks)
             if a.algorithm in ACTION_VALUE:  # expected backups: the value under the policies
                 probs = self._tensor(np.exp(log_probs))
                 partner = None if partners is None else probs[partners]
