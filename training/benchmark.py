@@ -200,6 +200,15 @@ EVALUATIONS = 10
 #: Each learner algorithm's hyperparameters, one dict each, the same for every
 #: configuration and budget (no per-game tuning); with ``LEARNER`` they are every
 #: argument of the run's ``training.selfplay.Args`` but the game, the budget and the seed.
+#: sp-qmmd's settings, which sp-fsp shares.
+QMMD: dict[str, Any] = {
+    "algorithm": "qmmd",
+    "critic": "action",
+    "gae_lambda": 0.5,
+    "magnet_coef": 0.2,
+    "kl_coef": 1.0,
+    "magnet_update": 0.0,
+}
 HYPERPARAMETERS: dict[str, dict[str, Any]] = {
     # Self-play PPO with an entropy bonus of 0.05 (IIG-RL-Benchmark's), GAE(0.95).
     "sp-ppo": {"algorithm": "ppo", "gae_lambda": 0.95, "clip": 0.2, "entropy_coef": 0.05},
@@ -215,14 +224,7 @@ HYPERPARAMETERS: dict[str, dict[str, Any]] = {
         "magnet_update": 0.0,
     },
     # The learner's default: MMD's closed-form step over the action critic.
-    "sp-qmmd": {
-        "algorithm": "qmmd",
-        "critic": "action",
-        "gae_lambda": 0.5,
-        "magnet_coef": 0.2,
-        "kl_coef": 1.0,
-        "magnet_update": 0.0,
-    },
+    "sp-qmmd": QMMD,
     # NeuRD over the same action critic, regularised toward the uniform magnet as sp-qmmd
     # is (the same fixed point: only the update differs), the logit threshold beta = 5
     # (the papers' 2 would keep the likeliest of 11 legal actions under about 1/2).
@@ -237,15 +239,7 @@ HYPERPARAMETERS: dict[str, dict[str, Any]] = {
     # Fictitious self-play: sp-qmmd's learner in one seat a game, the others played by a
     # snapshot drawn from the pool of the last 20 (one every twentieth of the budget, so
     # that by the end the pool spans the whole run: fictitious play's average, sampled).
-    "sp-fsp": {
-        "algorithm": "qmmd",
-        "critic": "action",
-        "gae_lambda": 0.5,
-        "magnet_coef": 0.2,
-        "kl_coef": 1.0,
-        "magnet_update": 0.0,
-        "opponent_pool": 20,
-    },
+    "sp-fsp": {**QMMD, "opponent_pool": 20},
     # PSRO: ``rounds`` best responses, each trained by the learner (the oracle: clipped
     # PPO, as training.exploitability's learned best response) against the population's
     # meta-strategy, ``meta_games`` seat-rotated games per pair for the meta-game.
