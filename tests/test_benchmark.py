@@ -118,6 +118,31 @@ def test_each_learner_algorithm_trains_a_tiny_budget_and_the_harness_scores_it(
     assert steps[-1] >= 2000 and len(steps) == len(rates) == 2
 
 
+def test_a_run_gets_a_learned_bound_and_the_report_shows_it(
+    tmp_path, cheap_panel, tiny_learner, monkeypatch
+):
+    """``--bound-decisions``: each run's score holds the win rate of a best response
+    trained against it by the learner (in the run's folder), the report a column of
+    them; a score made without one is redone, the model kept."""
+    monkeypatch.setattr(benchmark, "BOUND_GAMES", 20)
+    (run,) = benchmark.plan(["sp-ppo"], ["pico-2p"], [0], 2000, tmp_path)
+    plain = benchmark.execute(run, benchmark.Evaluation(games=4, search_games=1))
+    assert "bound_win_rate" not in plain and plain["bound_decisions"] == 0
+    model = (run.folder / "model.npz").read_bytes()
+    evaluation = benchmark.Evaluation(games=4, search_games=1, bound_decisions=3000)
+    result = benchmark.execute(run, evaluation)
+    assert result["bound_decisions"] == 3000 and 0 <= result["bound_win_rate"] <= 1
+    assert result["bound_win_ci"] > 0 and result["chance"] == 0.5
+    assert (run.folder / "best_response" / "model.npz").is_file()
+    assert (run.folder / "model.npz").read_bytes() == model  # scored again, not retrained
+    again = benchmark.execute(run, evaluation)  # finished: kept (a tiny panel's interval is NaN)
+    assert json.dumps(again, sort_keys=True) == json.dumps(result, sort_keys=True)
+    summary = benchmark.report(tmp_path)
+    bound = summary["algorithms"]["sp-ppo"]["bound"]
+    assert bound["runs"] == 1 and bound["mean"] == bound["max"] == result["bound_win_rate"]
+    assert "learned best response's win rate" in (tmp_path / "results.md").read_text()
+
+
 def test_one_set_of_hyperparameters_runs_on_every_configuration(tmp_path):
     """Each learner algorithm's one dict is valid for every configuration of the protocol
     (the learner's own checks; PSRO's rounds with a mixture of opponents)."""

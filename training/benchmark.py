@@ -82,6 +82,8 @@ CONFIGURATIONS: dict[str, tuple[str, dict[str, Any]]] = {
 #: ``small`` and ``large``, protocol v2's ``medium`` (every configuration) and
 #: ``large-v2`` (two-player Pico).
 BUDGETS = {"small": 50_000, "large": 1_000_000, "medium": 2_000_000, "large-v2": 20_000_000}
+#: Seat-rotated games of each run's learned best response against it (``--bound-decisions``).
+BOUND_GAMES = 1000
 #: Two-player Pico: deals of each run's exact NashConv (drawn with the evaluation seed),
 #: unless ``--nash-conv-deals`` says otherwise (protocol v1: 20; v2: 200).
 NASHCONV_DEALS = 20
@@ -420,16 +422,25 @@ class Evaluation:
     search_games: int = EVAL_SEARCH_GAMES
     #: two-player Pico: deals of the exact NashConv; None: ``NASHCONV_DEALS``
     nash_conv_deals: int | None = None
+    #: decisions of each run's learned best response (0: no learned bound)
+    bound_decisions: int = 0
 
     def record(self) -> dict[str, Any]:
-        """What a score records of how it was made: today's panel and the games."""
+        """What a score records of how it was made: today's panel, the games and the
+        learned best response's budget."""
         from training.evaluation.panel import PANEL_VERSION
 
-        return {"panel": PANEL_VERSION, "eval_games": self.games, "search_games": self.search_games}
+        return {
+            "panel": PANEL_VERSION,
+            "eval_games": self.games,
+            "search_games": self.search_games,
+            "bound_decisions": self.bound_decisions,
+        }
 
     def matches(self, score: dict) -> bool:
         """Whether a saved score was made this way (a NashConv over as many deals)."""
-        same = all(score.get(key) == value for key, value in self.record().items())
+        made = {"bound_decisions": 0} | score  # scores from before the bound had none
+        same = all(made.get(key) == value for key, value in self.record().items())
         deals = self.nash_conv_deals or NASHCONV_DEALS
         return same and ("nash_conv" not in score or score.get("nash_conv_deals") == deals)
 
@@ -493,6 +504,23 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
         deals = evaluation.nash_conv_deals or NASHCONV_DEALS
         values = nash_conv(game, agent, sample_deals(deals, EVAL_SEED))
         score |= {"nash_conv": float(values.mean()), "nash_conv_deals": deals}
+    if evaluation.bound_decisions:
+        from training.exploitability import learned_best_response
+
+        bound = learned_best_response(
+            env_id,
+            options,
+            str(model),
+            evaluation.bound_decisions,
+            BOUND_GAMES,
+            0,
+            model.parent / "best_response",
+        )
+        score |= {
+            "bound_win_rate": bound["best_response_win_rate"],
+            "bound_win_ci": bound["ci"],
+            "chance": bound["chance"],
+        }
     return score
 
 
@@ -507,6 +535,9 @@ CSV_FIELDS = {
     "panel_score_ci": float,
     "nash_conv": float,
     "nash_conv_deals": int,
+    "bound_win_rate": float,
+    "bound_win_ci": float,
+    "bound_decisions": int,
     "train_seconds": float,
     "train_cpu_seconds": float,
     "score_cpu_seconds": float,
@@ -515,7 +546,14 @@ CSV_FIELDS = {
     "search_games": int,
 }
 #: What every aggregated run must share, where it records it: the budget and the scoring.
-SAME_FOR_ALL = ("steps", "panel", "eval_games", "search_games", "nash_conv_deals")
+SAME_FOR_ALL = (
+    "steps",
+    "panel",
+    "eval_games",
+    "search_games",
+    "nash_conv_deals",
+    "bound_decisions",
+)
 
 
 def read_results_csv(path: Path) -> list[dict]:
@@ -609,6 +647,15 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
                 "ci": ci if len(exact) > 1 else None,  # one run: no interval (JSON null)
                 "runs": len(exact),
             }
+        bounds = [r for r in rows if r["algorithm"] == algorithm and "bound_win_rate" in r]
+        if bounds:  # the learned best response's win rate: its mean and best over runs
+            rates = [r["bound_win_rate"] for r in bounds]
+            summary["algorithms"].setdefault(algorithm, {})["bound"] = {
+                "mean": float(np.mean(rates)),
+                "max": float(np.max(rates)),
+                "chance": bounds[0].get("chance"),
+                "runs": len(rates),
+            }
     for x in algorithms:
         for y in algorithms:
             if x != y:
@@ -684,6 +731,21 @@ def markdown_table(summary: dict) -> str:
         from training.exploitability import scale
 
         lines += ["", f"NashConv {scale()}."]
+    bounds = {name: s["bound"] for name, s in summary["algorithms"].items() if "bound" in s}
+    if bounds:
+        lines += [
+            "",
+            "| algorithm | learned best response's win rate against the run: mean over runs "
+            "| the most exploited run | runs |",
+            "|---|---|---|---|",
+        ]
+        for name, v in bounds.items():
+            lines.append(f"| {name} | {v['mean']:.3f} | {v['max']:.3f} | {v['runs']} |")
+        lines += [
+            "",
+            "A lower bound on how far each run can be exploited (chance: one over the "
+            "number of players; with two, NashConv ≥ 4 × win rate − 2).",
+        ]
     if summary["improvement"]:
         lines += ["", "| comparison | P(X > Y) (95% CI) |", "|---|---|"]
         for pair, v in summary["improvement"].items():
@@ -842,6 +904,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=NASHCONV_DEALS,
         help="two-player Pico: deals of each run's exact NashConv (protocol v2: 200)",
     )
+    parser.add_argument(
+        "--bound-decisions",
+        type=int,
+        default=0,
+        help="decisions of each run's learned best response (0: none; protocol v2: 1000000)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
     parser.add_argument("--out", default="runs/benchmark", help="the benchmark's folder")
     parser.add_argument("--report", metavar="DIR", help="only redo the report of DIR")
@@ -899,7 +967,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             "--steps, --jobs, --eval-games, --eval-search-games and --nash-conv-deals must be "
             "positive"
         )
-    evaluation = Evaluation(args.eval_games, args.eval_search_games, args.nash_conv_deals)
+    if args.bound_decisions < 0:
+        parser.error(f"--bound-decisions must be at least 0, got {args.bound_decisions}")
+    evaluation = Evaluation(
+        args.eval_games, args.eval_search_games, args.nash_conv_deals, args.bound_decisions
+    )
     out = Path(args.out)
     runs = plan(algorithms, configs, seeds, steps, out)
     started = time.time()
