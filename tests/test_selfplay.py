@@ -478,3 +478,22 @@ def test_explore_mixes_uniform_play_into_what_is_played_not_into_what_is_learned
     assert shares[0.0][0] > 0.99
     played, uniform = shares[1.0]
     assert abs(played - uniform) < 0.06, shares
+
+
+def test_keep_checkpoints_saves_the_model_of_every_evaluation(tmp_path):
+    out = selfplay.train(
+        tiny(decisions=1000, eval_every=400, keep_checkpoints=True, out=str(tmp_path / "run"))
+    )
+    rows = (out / "evaluations.csv").read_text().splitlines()[1:]
+    saved = sorted(int(p.stem) for p in (out / "checkpoints").glob("*.npz"))
+    assert saved == [int(row.split(",")[0]) for row in rows] and len(saved) >= 2
+    game = envs.get_spec("hiddenhand/pico-v0").make_game()
+    last = make_agent(
+        envs.get_spec("hiddenhand/pico-v0"), game, str(out / "checkpoints" / f"{saved[-1]}.npz")
+    )
+    assert np.array_equal(
+        last.logits_batch(np.ones((1, game.observation_layout.size))),
+        make_agent(envs.get_spec("hiddenhand/pico-v0"), game, str(out)).logits_batch(
+            np.ones((1, game.observation_layout.size))
+        ),
+    )

@@ -66,7 +66,8 @@ arrays, loadable by path wherever an agent is named: ``training.evaluate``,
 by sampling its policy), ``config.json`` (every argument and the command),
 ``evaluations.csv`` and ``curve.png`` (every ``--eval-every`` decisions: the exact
 NashConv on ``--eval-deals`` deals in two-player Pico, win rates against random, the
-heuristic and ``pimc`` elsewhere too) and TensorBoard scalars (``tb/``). The same seed
+heuristic and ``pimc`` elsewhere too), TensorBoard scalars (``tb/``) and, with
+``--keep-checkpoints``, the model of every evaluation (``checkpoints/DECISIONS.npz``). The same seed
 gives the same run on CPU. Results and the recipes are in ``docs/selfplay.md``.
 """
 
@@ -170,6 +171,7 @@ class Args:
     eval_games: int = arg(100, "seat-rotated games against random and the heuristic")
     eval_pimc_games: int = arg(10, "seat-rotated games against pimc (0: none)")
     eval_deals: int = arg(20, "two-player Pico: deals of the exact NashConv (0: none)")
+    keep_checkpoints: bool = arg(False, "also keep the model of every evaluation in checkpoints/")
     progress_bar: bool = arg(True, "show a progress bar with decisions per second")
 
 
@@ -814,6 +816,8 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
         """Save the model and evaluate it."""
         layers = run.learner.policy_layers()
         save_network(layers, ACTIVATION, out / "model.npz", metadata)
+        if args.keep_checkpoints:
+            save_network(layers, ACTIVATION, out / "checkpoints" / f"{decisions}.npz", metadata)
         row = {"decisions": decisions, "seconds": round(time.perf_counter() - started, 1)}
         row |= evaluate(spec, game, NetworkAgent(layers, ACTIVATION, False), args)
         rows.append(row)
