@@ -37,9 +37,7 @@ CASES = [
 ]
 
 
-def new_engine(
-    env_id: str, config: dict, num_envs: int, reward_mode: str = "score", seed: int = 0
-):
+def new_engine(env_id: str, config: dict, num_envs: int, reward_mode: str = "score", seed: int = 0):
     engine_type = engine_class(envs.get_spec(env_id))
     return engine_type(num_envs, reward_mode=reward_mode, seed=seed, **config)
 

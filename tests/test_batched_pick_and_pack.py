@@ -57,7 +57,6 @@ OTHER_OPTIONS = [
 ]
 
 
-
 def deal_of(state: PickAndPackState) -> tuple[np.ndarray, int, np.ndarray | None]:
     """A new reference game's deal, as ``PickAndPackVector._draw`` gives one: the grid's
     trays, the first player and, with random placement, the tiles."""

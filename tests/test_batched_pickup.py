@@ -58,7 +58,6 @@ def config_id(options: dict) -> str:
     return "-".join(f"{key}={value}" for key, value in options.items())
 
 
-
 def deck_of(state: PickupState) -> np.ndarray:
     """The deck order that deals ``state``'s hand as the engine deals: the hands seat by
     seat, the stock in its order, then the first pool (a state at the start of a hand)."""

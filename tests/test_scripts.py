@@ -171,7 +171,13 @@ def test_training_speed_compares_the_ways():
 
 def test_shipped_panel_scores_a_shipped_agent_as_the_benchmark_does():
     out = run_script(
-        "scripts/tables/shipped_panel.py", "--only", "pico_2p", "--games", "2", "--search-games", "1"
+        "scripts/tables/shipped_panel.py",
+        "--only",
+        "pico_2p",
+        "--games",
+        "2",
+        "--search-games",
+        "1",
     )
     assert "2 seat-rotated games per member, 1 per search member, seed 1000003" in out
     rows = [line for line in out.splitlines() if line.startswith("| pico_2p |")]
@@ -216,7 +222,14 @@ def test_the_scripts_refuse_bad_arguments():
         (("scripts/tables/shipped_panel.py", "--members", "ppo"), "invalid choice: 'ppo'"),
         (("scripts/measure/search_time.py", "--rollout", "greedy"), "invalid choice: 'greedy'"),
         (
-            ("scripts/measure/search_budget.py", "--env", "hiddenhand/pico-v0", "--budgets", "5", "0"),
+            (
+                "scripts/measure/search_budget.py",
+                "--env",
+                "hiddenhand/pico-v0",
+                "--budgets",
+                "5",
+                "0",
+            ),
             "must all be at least 1",
         ),
         (("scripts/measure/search_budget.py", "--agent", "mcts"), "invalid choice: 'mcts'"),
