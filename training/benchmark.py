@@ -502,8 +502,11 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
         from training.solvers.pico import sample_deals
 
         deals = evaluation.nash_conv_deals or NASHCONV_DEALS
-        values = nash_conv(game, agent, sample_deals(deals, EVAL_SEED))
-        score |= {"nash_conv": float(values.mean()), "nash_conv_deals": deals}
+        from training.evaluation.tournament import mean_interval
+
+        mean, ci = mean_interval(nash_conv(game, agent, sample_deals(deals, EVAL_SEED)))
+        ci = None if deals < 2 else ci  # no interval from one deal (JSON null, not NaN)
+        score |= {"nash_conv": mean, "nash_conv_ci": ci, "nash_conv_deals": deals}
     if evaluation.bound_decisions:
         from training.exploitability import learned_best_response
 
@@ -534,6 +537,7 @@ CSV_FIELDS = {
     "panel_score": float,
     "panel_score_ci": float,
     "nash_conv": float,
+    "nash_conv_ci": float,
     "nash_conv_deals": int,
     "bound_win_rate": float,
     "bound_win_ci": float,
