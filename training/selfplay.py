@@ -49,9 +49,9 @@ Algorithms (``--algorithm``):
 play, so play reaches positions a best response could steer to; what is learned there
 stays the policy's own (expected backups; keep ``--gae-lambda 0``, whose returns are
 the backups alone). ``--magnet-coef``, ``--entropy-coef`` and ``--explore`` can be
-annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play): one seat per game learns, the
-others are played by one of the last ``K`` snapshots (one drawn per rollout, a snapshot
-taken every ``--snapshot-every`` decisions). ``--opponent AGENT`` (a name the game knows
+annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play):
+one seat per game learns, the others are played by one of the last ``K`` snapshots (one
+drawn per rollout, a snapshot taken every ``--snapshot-every`` decisions). ``--opponent AGENT`` (a name the game knows
 or a model path): one seat per game learns, the others are played by that fixed agent,
 so the run trains a best response to it (``training.exploitability --method learned``).
 ``--opponent`` also takes a weighted mixture, ``NAME_OR_PATH:weight,...`` (the syntax of
@@ -67,8 +67,8 @@ by sampling its policy), ``config.json`` (every argument and the command),
 ``evaluations.csv`` and ``curve.png`` (every ``--eval-every`` decisions: the exact
 NashConv on ``--eval-deals`` deals in two-player Pico, win rates against random, the
 heuristic and ``pimc`` elsewhere too), TensorBoard scalars (``tb/``) and, with
-``--keep-checkpoints``, the model of every evaluation (``checkpoints/DECISIONS.npz``). The same seed
-gives the same run on CPU. Results and the recipes are in ``docs/selfplay.md``.
+``--keep-checkpoints``, the model of every evaluation (``checkpoints/DECISIONS.npz``).
+The same seed gives the same run on CPU. Results and the recipes are in ``docs/selfplay.md``.
 """
 
 from __future__ import annotations
@@ -493,7 +493,7 @@ class SelfPlay:
     @torch.no_grad()
     def collect(self, progress: float = 0.0) -> Rollout:
         """``--num-steps`` engine steps of every game; ``progress`` (0 to 1) sets the
-        annealed exploration of ``minimax``."""
+        annealed ``--explore``."""
         a, engine = self.args, self.engine
         explore = schedule(a.explore, a.explore_end, progress)
         shape = (a.num_steps, a.num_games, self.game.num_players)

@@ -89,8 +89,7 @@ def _packed(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _unpacked(packed: np.ndarray, index: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``packed`` (zero on its padding) back in the masks' columns."""
     out = np.zeros(masks.shape)
-    np.put_along_axis(
-        out, index, np.where(np.take_along_axis(masks, index, axis=1), packed, 0.0), axis=1
-    )
+    np.put_along_axis(out, index, packed, axis=1)
     return out
