@@ -433,6 +433,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--explore", "1.5"], "--explore and --explore-end must be in \\[0, 1\\]"),
         (["--algorithm", "ppo", "--explore", "0.1"], "--explore is for the algorithms whose"),
         (["--solver-iterations", "0"], "--solver-iterations must be positive"),
+        (["--ignore-fields", "hand,colour"], "--ignore-fields: colour not in .* fields: hand"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_before_anything_is_written(
@@ -497,3 +498,21 @@ def test_keep_checkpoints_saves_the_model_of_every_evaluation(tmp_path):
             np.ones((1, game.observation_layout.size))
         ),
     )
+
+
+def test_ignored_fields_change_nothing_the_trained_policy_plays(tmp_path):
+    out = selfplay.train(
+        tiny(decisions=600, ignore_fields="last_played,last_winners", out=str(tmp_path / "run"))
+    )
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    agent = make_agent(spec, game, str(out))
+    seen = np.random.default_rng(0).integers(0, 3, (8, game.observation_layout.size))
+    changed = seen.copy()
+    for name in ("last_played", "last_winners"):
+        ignored = game.observation_layout.fields[name]
+        changed[:, ignored.start : ignored.stop] = 1 - seen[:, ignored.start : ignored.stop]
+    assert np.array_equal(agent.logits_batch(seen), agent.logits_batch(changed))
+    hand = game.observation_layout.fields["hand"]
+    changed[:, hand.start] += 1  # a field it reads
+    assert not np.array_equal(agent.logits_batch(seen), agent.logits_batch(changed))

@@ -80,6 +80,7 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,12 @@ class Args:
         "none",
         "observations as the networks see them: bounds (each entry "
         "divided by its layout's upper bound) or none (as the engine gives them)",
+    )
+    ignore_fields: str = arg(
+        "",
+        "observation fields the networks do not read, comma-separated names of the game's "
+        "observation layout (e.g. Pico's last_played,last_winners: what the last reveal "
+        "showed, which does not change how the game can go on)",
     )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     epochs: int = arg(4, "passes over each rollout")
@@ -184,6 +191,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--algorithm", args.algorithm, ALGORITHMS)
     require_choice("--critic", args.critic, CRITICS)
     require_choice("--scale", args.scale, SCALES)
+    ignored_fields(game, args.ignore_fields)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
     if args.algorithm == "minimax" and game.num_players != 2:
@@ -270,6 +278,19 @@ def parse_opponents(text: str) -> dict[str, float]:
     return mix
 
 
+def ignored_fields(game, text: str) -> list[str]:
+    """``--ignore-fields``' names; ValueError for a name the observation layout lacks."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    fields = game.observation_layout.fields
+    unknown = [name for name in names if name not in fields]
+    if unknown:
+        raise ValueError(
+            f"--ignore-fields: {', '.join(unknown)} not in this game's observation; its "
+            f"fields: {', '.join(fields)}"
+        )
+    return names
+
+
 def hidden_sizes(text: str) -> list[int]:
     try:
         sizes = [int(width) for width in text.split(",")]
@@ -295,16 +316,28 @@ def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
 
 class Learner(nn.Module):
     """The policy (logits) and the critic (action values and one state value), separate
-    MLPs over the observation, scaled as ``--scale`` says (``scale``)."""
+    MLPs over the observation, scaled as ``--scale`` says (``scale``); the ``ignore``
+    fields are scaled by 0, so a saved policy still reads the whole observation."""
 
-    def __init__(self, game, hidden: list[int], joint: bool = False, scale: str = "none") -> None:
+    def __init__(
+        self,
+        game,
+        hidden: list[int],
+        joint: bool = False,
+        scale: str = "none",
+        ignore: Sequence[str] = (),
+    ) -> None:
         super().__init__()
         size, actions = game.observation_layout.size, game.num_actions
         self.joint = joint
         _, high = game.observation_layout.bounds()
         if scale == "none":
             high = np.ones_like(high)
-        self.register_buffer("scale", torch.as_tensor(1.0 / np.maximum(np.abs(high), 1.0)))
+        factors = 1.0 / np.maximum(np.abs(high), 1.0)
+        for name in ignore:
+            ignored = game.observation_layout.fields[name]
+            factors[ignored.start : ignored.stop] = 0.0
+        self.register_buffer("scale", torch.as_tensor(factors))
         self.policy = mlp([size, *hidden, actions])
         self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1])
 
@@ -420,7 +453,13 @@ class SelfPlay:
             num_envs=args.num_games, reward_mode="win", seed=args.seed, **options
         )
         self.joint = args.critic == "joint" or args.algorithm == "minimax"
-        self.learner = Learner(game, hidden_sizes(args.hidden), self.joint, args.scale)
+        self.learner = Learner(
+            game,
+            hidden_sizes(args.hidden),
+            self.joint,
+            args.scale,
+            ignored_fields(game, args.ignore_fields),
+        )
         self.learner.to(self.device)
         self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
         self.optimizer = torch.optim.Adam(
