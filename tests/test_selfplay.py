@@ -516,3 +516,47 @@ def test_ignored_fields_change_nothing_the_trained_policy_plays(tmp_path):
     hand = game.observation_layout.fields["hand"]
     changed[:, hand.start] += 1  # a field it reads
     assert not np.array_equal(agent.logits_batch(seen), agent.logits_batch(changed))
+
+
+def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_path):
+    run = selfplay.train(
+        tiny(decisions=1200, eval_every=400, keep_checkpoints=True, out=str(tmp_path / "run"))
+    )
+    script = ["scripts/tools/average_checkpoints.py", str(run)]
+    average = tmp_path / "average"
+    for argv, message in (
+        (["--last", "1"], "needs at least 2"),
+        (["--last", "99"], "at most the run's"),
+    ):
+        result = subprocess.run(
+            [sys.executable, *script, *argv, "--out", str(average)], capture_output=True, text=True
+        )
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not average.exists()
+    subprocess.run([sys.executable, *script, "--last", "2", "--out", str(average)], check=True)
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    averaged = make_agent(spec, game, str(average))
+    files = sorted((run / "checkpoints").glob("*.npz"), key=lambda p: int(p.stem))[-2:]
+    members = [make_agent(spec, game, str(path)) for path in files]
+    rng = np.random.default_rng(0)
+    seen = rng.integers(0, 3, (16, game.observation_layout.size)).astype(np.float32)
+    masks = rng.random((16, game.num_actions)) < 0.5
+    masks[:, 0] = True
+    expected = np.mean([m.action_probabilities_batch(seen, masks) for m in members], 0)
+    assert np.allclose(averaged.action_probabilities_batch(seen, masks), expected)
+    assert not np.allclose(expected, members[-1].action_probabilities_batch(seen, masks))
+    assert not hasattr(averaged, "logits_batch")  # an average of policies is not one softmax
+    result = head_to_head(game, averaged, make_agent(spec, game, "random"), games=4)
+    assert 0.0 <= result["win_rate"] <= 1.0
+    again = subprocess.run(
+        [sys.executable, *script, "--last", "2", "--out", str(average)],
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 2 and "--overwrite" in again.stderr
+    arrays = dict(np.load(average / "model.npz"))
+    del arrays["member1_bias_0"]
+    np.savez(average / "model.npz", **arrays)
+    with pytest.raises(ValueError, match="not a readable saved network"):
+        make_agent(spec, game, str(average))

@@ -58,7 +58,8 @@ so the run trains a best response to it (``training.exploitability --method lear
 ``training.train --opponents``; a weight of 1 where none is given): at each new deal a
 game draws one member in proportion to the weights, which plays every other seat of that
 game until its end; each member's rows are played in one batched call (PSRO's best
-responses, ``training.benchmark``'s ``sp-psro``).
+responses, ``training.benchmark``'s ``sp-psro``). ``--ignore-fields NAMES``: observation
+fields (the game's layout names them) that the networks do not read.
 
 A run folder (``--out``) holds ``model.npz`` + ``model.json`` (the policy as plain
 arrays, loadable by path wherever an agent is named: ``training.evaluate``,

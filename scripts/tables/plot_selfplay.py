@@ -31,6 +31,7 @@ NOT_SETTINGS = {
     "eval_deals",
     "device",
     "threads",
+    "keep_checkpoints",
     "command",
 }
 
@@ -56,25 +57,37 @@ def main() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(8, 4.5))
-    axis.set_prop_cycle(color=plt.cm.tab20.colors)  # up to 20 runs, each its own colour
+    figure, axis = plt.subplots(figsize=(12, 5.5))
+    # 20 colours, then the same colours dashed: every run its own line
+    colours = plt.cm.tab20.colors
+    styles = [(c, "-") for c in colours] + [(c, "--") for c in colours]
     print("| run | settings | NashConv (20 deals) at each evaluation |")
     print("|---|---|---|")
-    for run in args.runs:
+    for (colour, style), run in zip(styles, args.runs, strict=False):
         config = json.loads((run / "config.json").read_text())
         with (run / "evaluations.csv").open() as file:
             rows = [row for row in csv.DictReader(file) if row.get("nash_conv")]
         x = [int(row["decisions"]) / 1e6 for row in rows]
         y = [float(row["nash_conv"]) for row in rows]
         ci = [float(row["nash_conv_ci"]) for row in rows]
-        axis.errorbar(x, y, yerr=ci, marker="o", markersize=3, capsize=2, label=run.name)
+        axis.errorbar(
+            x,
+            y,
+            yerr=ci,
+            marker="o",
+            markersize=3,
+            capsize=2,
+            label=run.name,
+            color=colour,
+            linestyle=style,
+        )
         print(f"| {run.name} | `{settings(config)}` | {', '.join(f'{v:.2f}' for v in y)} |")
     axis.axhline(
         RANDOM_NASH_CONV[0], color="grey", linestyle="--", linewidth=1, label="uniform random"
     )
     axis.set_xlabel("decisions (millions)")
     axis.set_ylabel("exact NashConv (0: equilibrium, 2: most exploitable)")
-    axis.legend(fontsize=7)
+    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     figure.savefig(args.out, dpi=90)
 

@@ -8,6 +8,12 @@ saved model's path is accepted (``training.evaluate --agents DIR/model.npz`` or 
 folder, ``training.exploitability``, the panel, ``training.play``, ``opponent=PATH``),
 checked against the env it is loaded into as SB3 models are
 (``training.agents.policy.check_metadata``). Nothing here imports torch.
+
+An averaged network (``save_average``, ``"members": k`` in its metadata, the arrays of
+member ``j`` prefixed ``member{j}_``) is ``k`` networks of the same shape whose policies
+are averaged at every observation (``AveragedNetworkAgent``): the average of a
+self-play run's last checkpoints (``scripts/tools/average_checkpoints.py``), whose
+iterates circle an equilibrium rather than settle on it.
 """
 
 from __future__ import annotations
@@ -32,25 +38,40 @@ def weights_path(path: str | Path) -> Path:
     return path / WEIGHTS_NAME if path.is_dir() else path.with_suffix(".npz")
 
 
-def save_network(
-    layers: list[tuple[np.ndarray, np.ndarray]], activation: str, path: str | Path, metadata: dict
-) -> Path:
+Layers = list[tuple[np.ndarray, np.ndarray]]
+
+
+def save_network(layers: Layers, activation: str, path: str | Path, metadata: dict) -> Path:
     """Write ``layers`` (``(weight (out, in), bias (out,))`` each, the last the logits) to
     ``path`` (.npz) and the metadata beside it (.json); returns the .npz path."""
+    return _save([layers], activation, path, metadata)
+
+
+def save_average(members: list[Layers], activation: str, path: str | Path, metadata: dict) -> Path:
+    """Write networks of one shape whose policies are to be averaged (see the module
+    docstring); returns the .npz path."""
+    if len(members) < 2 or len({tuple(w.shape for w, _ in m) for m in members}) != 1:
+        raise ValueError("an average needs at least two networks of the same shape")
+    return _save(members, activation, path, metadata | {"members": len(members)})
+
+
+def _save(members: list[Layers], activation: str, path: str | Path, metadata: dict) -> Path:
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
     path = weights_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {}
-    for i, (weight, bias) in enumerate(layers):
-        arrays[f"weight_{i}"] = np.asarray(weight, dtype=np.float32)
-        arrays[f"bias_{i}"] = np.asarray(bias, dtype=np.float32)
+    for j, layers in enumerate(members):
+        prefix = f"member{j}_" if len(members) > 1 else ""
+        for i, (weight, bias) in enumerate(layers):
+            arrays[f"{prefix}weight_{i}"] = np.asarray(weight, dtype=np.float32)
+            arrays[f"{prefix}bias_{i}"] = np.asarray(bias, dtype=np.float32)
     with path.open("wb") as file:  # np.savez would add ".npz" to a name without it
         np.savez(file, **arrays)
     meta = {
         **metadata,
         "kind": KIND,
-        "hidden": [len(bias) for _, bias in layers[:-1]],
+        "hidden": [len(bias) for _, bias in members[0][:-1]],
         "activation": activation,
     }
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2, default=str))
@@ -76,28 +97,75 @@ class NetworkAgent(LogitsAgent):
         return x
 
 
-def load_network_agent(path: str | Path, game: Game, env_id: str) -> NetworkAgent:
-    """Load a saved network for ``game``; ValueError if it was made for another env or
-    options, or if its file is not what its metadata says."""
+class AveragedNetworkAgent:
+    """Networks whose policies are averaged at every observation: it plays (and states)
+    the mean of their softmaxes over the legal actions, or with ``deterministic`` that
+    mean's first best action. It has no ``logits_batch``: an average of policies is not
+    one softmax."""
+
+    def __init__(self, members: list[NetworkAgent], deterministic: bool) -> None:
+        self.members = members
+        self.deterministic = deterministic
+
+    def action_probabilities_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray
+    ) -> np.ndarray:
+        mean = np.mean(
+            [m.action_probabilities_batch(observations, action_masks) for m in self.members], 0
+        )
+        if self.deterministic:
+            return np.eye(mean.shape[-1])[np.argmax(mean, axis=-1)]
+        return mean
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return self.action_probabilities_batch(
+            np.asarray(observation)[None], np.asarray(action_mask)[None]
+        )[0]
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        probabilities = self.action_probabilities(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(probabilities))
+        return int(rng.choice(len(probabilities), p=probabilities / probabilities.sum()))
+
+
+def load_network_agent(
+    path: str | Path, game: Game, env_id: str
+) -> NetworkAgent | AveragedNetworkAgent:
+    """Load a saved network (or average of networks) for ``game``; ValueError if it was
+    made for another env or options, or if its file is not what its metadata says."""
     weights = weights_path(path)
     if not weights.is_file():
         raise ValueError(f"no saved network at {weights}")
     meta = check_metadata(weights, game, env_id, kind=KIND)
-    play = meta["play"]
+    deterministic = meta["play"] == "greedy"
     try:
+        count = meta.get("members", 1)
+        prefixes = [f"member{j}_" for j in range(count)] if count > 1 else [""]
         with np.load(weights, allow_pickle=False) as arrays:
-            count = len(meta["hidden"]) + 1
-            layers = [(arrays[f"weight_{i}"], arrays[f"bias_{i}"]) for i in range(count)]
+            depth = len(meta["hidden"]) + 1
+            members = [
+                [(arrays[f"{p}weight_{i}"], arrays[f"{p}bias_{i}"]) for i in range(depth)]
+                for p in prefixes
+            ]
         sizes = [game.observation_layout.size, *meta["hidden"], game.num_actions]
-        for i, (weight, bias) in enumerate(layers):
-            if weight.shape != (sizes[i + 1], sizes[i]) or bias.shape != (sizes[i + 1],):
-                raise ValueError(
-                    f"layer {i} has weights {weight.shape} and biases {bias.shape}; the env "
-                    f"needs {(sizes[i + 1], sizes[i])} and {(sizes[i + 1],)}"
-                )
+        for layers in members:
+            for i, (weight, bias) in enumerate(layers):
+                if weight.shape != (sizes[i + 1], sizes[i]) or bias.shape != (sizes[i + 1],):
+                    raise ValueError(
+                        f"layer {i} has weights {weight.shape} and biases {bias.shape}; the "
+                        f"env needs {(sizes[i + 1], sizes[i])} and {(sizes[i + 1],)}"
+                    )
         activation = meta["activation"]
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
     except (KeyError, OSError, TypeError, ValueError, EOFError) as error:
         raise ValueError(f"{weights} is not a readable saved network: {error}") from error
-    return NetworkAgent(layers, activation, deterministic=play == "greedy")
+    if len(members) == 1:
+        return NetworkAgent(members[0], activation, deterministic)
+    return AveragedNetworkAgent(
+        [NetworkAgent(layers, activation, deterministic=False) for layers in members],
+        deterministic,
+    )

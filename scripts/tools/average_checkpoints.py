@@ -1,0 +1,58 @@
+"""The average of a self-play run's last checkpoints, saved as one model that every tool
+loads (``training.agents.network.save_average``).
+
+    python -m training.selfplay ... --keep-checkpoints --out runs/pico
+    python scripts/tools/average_checkpoints.py runs/pico --last 4 --out runs/pico-average
+
+The model plays, at every observation, the mean of the last ``--last`` checkpoints'
+policies (each checkpoint is the model of one periodic evaluation,
+``RUN/checkpoints/DECISIONS.npz``). Self-play's iterates circle an equilibrium rather
+than settle on it, and their average is closer (docs/selfplay.md). The metadata is the
+last checkpoint's, with the averaged checkpoints named in ``"averaged"``. An existing
+``--out`` model is kept unless ``--overwrite``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from training.agents.network import save_average
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "run", type=Path, help="a run folder of training.selfplay --keep-checkpoints"
+    )
+    parser.add_argument("--last", type=int, default=4, help="checkpoints averaged (at least 2)")
+    parser.add_argument("--out", type=Path, required=True, help="folder of the averaged model")
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(argv)
+    files = sorted((args.run / "checkpoints").glob("*.npz"), key=lambda p: int(p.stem))
+    if args.last < 2 or len(files) < args.last:
+        parser.error(
+            f"--last {args.last}: needs at least 2 and at most the run's {len(files)} "
+            "checkpoints (train with --keep-checkpoints)"
+        )
+    if (args.out / "model.npz").exists() and not args.overwrite:
+        parser.error(f"{args.out / 'model.npz'} exists; pass --overwrite to replace it")
+    chosen = files[-args.last :]
+    members = []
+    for path in chosen:
+        meta = json.loads(path.with_suffix(".json").read_text())
+        with np.load(path, allow_pickle=False) as arrays:
+            depth = len(meta["hidden"]) + 1
+            members.append([(arrays[f"weight_{i}"], arrays[f"bias_{i}"]) for i in range(depth)])
+    metadata = {k: v for k, v in meta.items() if k not in ("kind", "hidden", "activation")}
+    metadata["averaged"] = [path.name for path in chosen]
+    saved = save_average(members, meta["activation"], args.out / "model.npz", metadata)
+    print(f"{saved}: the average of {len(chosen)} checkpoints, {chosen[0].stem}-{chosen[-1].stem}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
