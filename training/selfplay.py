@@ -51,9 +51,10 @@ stays the policy's own (expected backups; keep ``--gae-lambda 0``, whose returns
 the backups alone). ``--magnet-coef``, ``--entropy-coef`` and ``--explore`` can be
 annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play):
 one seat per game learns, the others are played by one of the last ``K`` snapshots (one
-drawn per rollout, a snapshot taken every ``--snapshot-every`` decisions). ``--opponent AGENT`` (a name the game knows
-or a model path): one seat per game learns, the others are played by that fixed agent,
-so the run trains a best response to it (``training.exploitability --method learned``).
+drawn per rollout, a snapshot taken every ``--snapshot-every`` decisions).
+``--opponent AGENT`` (a name the game knows or a model path): one seat per game learns,
+the others are played by that fixed agent, so the run trains a best response to it
+(``training.exploitability --method learned``).
 ``--opponent`` also takes a weighted mixture, ``NAME_OR_PATH:weight,...`` (the syntax of
 ``training.train --opponents``; a weight of 1 where none is given): at each new deal a
 game draws one member in proportion to the weights, which plays every other seat of that

@@ -21,10 +21,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
 from envs.core.spec import get_spec
-from training.agents.network import load_network_agent
+from training.agents.network import AveragedNetworkAgent, load_network_agent
 from training.evaluation.nash_conv import nash_conv
 from training.evaluation.panel import EVAL_SEED
 from training.evaluation.tournament import mean_interval
@@ -44,10 +42,7 @@ def main() -> None:
     deals = sample_deals(args.deals, EVAL_SEED)
     for k in args.last:
         chosen = agents[-k:]
-
-        def averaged(observations: np.ndarray, masks: np.ndarray, chosen=chosen) -> np.ndarray:
-            return np.mean([a.action_probabilities_batch(observations, masks) for a in chosen], 0)
-
+        averaged = AveragedNetworkAgent(chosen, deterministic=False)
         mean, ci = mean_interval(nash_conv(game, averaged, deals))
         print(
             f"last {len(chosen)} of {len(agents)} checkpoints ({files[-len(chosen)].stem} to "

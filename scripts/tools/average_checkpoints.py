@@ -15,13 +15,10 @@ last checkpoint's, with the averaged checkpoints named in ``"averaged"``. An exi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from training.agents.network import save_average
+from training.agents.network import read_network, save_average
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,10 +41,8 @@ def main(argv: list[str] | None = None) -> None:
     chosen = files[-args.last :]
     members = []
     for path in chosen:
-        meta = json.loads(path.with_suffix(".json").read_text())
-        with np.load(path, allow_pickle=False) as arrays:
-            depth = len(meta["hidden"]) + 1
-            members.append([(arrays[f"weight_{i}"], arrays[f"bias_{i}"]) for i in range(depth)])
+        networks, meta = read_network(path)
+        members += networks
     metadata = {k: v for k, v in meta.items() if k not in ("kind", "hidden", "activation")}
     metadata["averaged"] = [path.name for path in chosen]
     saved = save_average(members, meta["activation"], args.out / "model.npz", metadata)

@@ -97,6 +97,26 @@ class NetworkAgent(LogitsAgent):
         return x
 
 
+def _read_members(weights: Path, meta: dict) -> list[Layers]:
+    """The layers of each network in ``weights`` (one, or ``meta["members"]``)."""
+    count = meta.get("members", 1)
+    prefixes = [f"member{j}_" for j in range(count)] if count > 1 else [""]
+    depth = len(meta["hidden"]) + 1
+    with np.load(weights, allow_pickle=False) as arrays:
+        return [
+            [(arrays[f"{p}weight_{i}"], arrays[f"{p}bias_{i}"]) for i in range(depth)]
+            for p in prefixes
+        ]
+
+
+def read_network(path: str | Path) -> tuple[list[Layers], dict]:
+    """A saved file's networks (their layers) and metadata, unchecked: for tools that
+    rewrite saved networks (loading one to play is ``load_network_agent``)."""
+    weights = weights_path(path)
+    meta = json.loads(weights.with_suffix(".json").read_text())
+    return _read_members(weights, meta), meta
+
+
 class AveragedNetworkAgent:
     """Networks whose policies are averaged at every observation: it plays (and states)
     the mean of their softmaxes over the legal actions, or with ``deterministic`` that
@@ -142,14 +162,7 @@ def load_network_agent(
     meta = check_metadata(weights, game, env_id, kind=KIND)
     deterministic = meta["play"] == "greedy"
     try:
-        count = meta.get("members", 1)
-        prefixes = [f"member{j}_" for j in range(count)] if count > 1 else [""]
-        with np.load(weights, allow_pickle=False) as arrays:
-            depth = len(meta["hidden"]) + 1
-            members = [
-                [(arrays[f"{p}weight_{i}"], arrays[f"{p}bias_{i}"]) for i in range(depth)]
-                for p in prefixes
-            ]
+        members = _read_members(weights, meta)
         sizes = [game.observation_layout.size, *meta["hidden"], game.num_actions]
         for layers in members:
             for i, (weight, bias) in enumerate(layers):
