@@ -414,6 +414,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--algorithm", "dqn"], "--algorithm='dqn' is not allowed; allowed values: 'ppo'"),
         (["--magnet-coef", "-0.1"], "--magnet-coef must be at least 0"),
         (["--learning-rate", "0"], "--learning-rate must be positive"),
+        (["--learning-rate-end", "-0.001"], "--learning-rate-end must be at least 0"),
         (["--gae-lambda", "2"], "--gae-lambda in \\[0, 1\\]"),
         (["--device", "cuda:7"], "--device 'cuda:7' is not available here"),
         (["--device", "abacus"], "--device 'abacus' is not available here"),
@@ -479,6 +480,24 @@ def test_explore_mixes_uniform_play_into_what_is_played_not_into_what_is_learned
     assert shares[0.0][0] > 0.99
     played, uniform = shares[1.0]
     assert abs(played - uniform) < 0.06, shares
+
+
+@pytest.mark.parametrize("end", [None, 0.0])
+def test_learning_rate_is_constant_or_annealed_linearly(end):
+    """``--learning-rate-end`` moves Adam's step size linearly with the progress of the
+    run; without it the rate stays where it started. A step at rate 0 changes nothing."""
+    args = tiny(algorithm="ppo", learning_rate=1e-3, learning_rate_end=end)
+    spec, options, game = selfplay.check(args)
+    run = SelfPlay(args, game, options)
+    rollout = run.collect()
+    for progress, expected in ((0.0, 1e-3), (0.75, 1e-3 if end is None else 2.5e-4)):
+        stats = run.update(rollout, progress)
+        assert stats["learning_rate"] == pytest.approx(expected)
+        assert run.optimizer.param_groups[0]["lr"] == pytest.approx(expected)
+    if end is not None:
+        before = [p.detach().clone() for p in run.learner.parameters()]
+        run.update(rollout, 1.0)
+        assert all(torch.equal(b, p) for b, p in zip(before, run.learner.parameters(), strict=True))
 
 
 def test_keep_checkpoints_saves_the_model_of_every_evaluation(tmp_path):

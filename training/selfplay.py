@@ -139,6 +139,9 @@ class Args:
         "showed, which does not change how the game can go on)",
     )
     learning_rate: float = arg(3e-4, "Adam learning rate")
+    learning_rate_end: float | None = arg(
+        None, "Adam learning rate at the end (linear); default: same"
+    )
     epochs: int = arg(4, "passes over each rollout")
     minibatches: int = arg(4, "minibatches per pass")
     gamma: float = arg(1.0, "discount per own decision")
@@ -206,6 +209,8 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}"
             )
+    if args.learning_rate_end is not None and args.learning_rate_end < 0:
+        raise ValueError(f"--learning-rate-end must be at least 0, got {args.learning_rate_end}")
     for name in ("entropy_coef", "magnet_coef", "value_coef", "eval_every", "eval_games"):
         for value in (getattr(args, name), getattr(args, f"{name}_end", None)):
             if value is not None and value < 0:
@@ -628,6 +633,9 @@ class SelfPlay:
             batch["partners"] = partners
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
+        learning_rate = schedule(a.learning_rate, a.learning_rate_end, progress)
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate
         stats: dict[str, list[float]] = {}
         if a.algorithm == "neurd":
             self._fit_critic(batch, stats)
@@ -666,6 +674,7 @@ class SelfPlay:
                     magnet.lerp_(current, a.magnet_update)
         stats["entropy_coef"] = [entropy_coef]
         stats["magnet_coef"] = [magnet_coef]
+        stats["learning_rate"] = [learning_rate]
         return {key: float(np.mean(value)) for key, value in stats.items()}
 
     def _minibatches(self, n: int) -> list[torch.Tensor]:
