@@ -568,6 +568,15 @@ def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_pat
     assert not hasattr(averaged, "logits_batch")  # an average of policies is not one softmax
     result = head_to_head(game, averaged, make_agent(spec, game, "random"), games=4)
     assert 0.0 <= result["win_rate"] <= 1.0
+    weights = tmp_path / "weights"
+    subprocess.run(
+        [sys.executable, *script, "--last", "2", "--weights", "--out", str(weights)], check=True
+    )
+    swa = make_agent(spec, game, str(weights))
+    first, last = (np.load(path) for path in files)
+    mean = (first["weight_0"] + last["weight_0"]) / 2
+    assert np.allclose(np.load(weights / "model.npz")["weight_0"], mean)
+    assert swa.logits_batch(seen).shape == (16, game.num_actions)  # one network, batched
     again = subprocess.run(
         [sys.executable, *script, "--last", "2", "--out", str(average)],
         capture_output=True,

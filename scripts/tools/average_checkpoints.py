@@ -1,14 +1,17 @@
 """The average of a self-play run's last checkpoints, saved as one model that every tool
-loads (``training.agents.network.save_average``).
+loads.
 
     python -m training.selfplay ... --keep-checkpoints --out runs/pico
     python scripts/tools/average_checkpoints.py runs/pico --last 4 --out runs/pico-average
 
 The model plays, at every observation, the mean of the last ``--last`` checkpoints'
 policies (each checkpoint is the model of one periodic evaluation,
-``RUN/checkpoints/DECISIONS.npz``). Self-play's iterates circle an equilibrium rather
-than settle on it, and their average is closer (docs/selfplay.md). The metadata is the
-last checkpoint's, with the averaged checkpoints named in ``"averaged"``. An existing
+``RUN/checkpoints/DECISIONS.npz``; ``training.agents.network.save_average``). With
+``--weights`` it is instead one network whose weights are the checkpoints' mean (as
+stochastic weight averaging does): as cheap to play as one checkpoint, and batched
+wherever a network is. Self-play's iterates circle an equilibrium rather than settle on
+it, and either average is closer (docs/selfplay.md). The metadata is the last
+checkpoint's, with the averaged checkpoints named in ``"averaged"``. An existing
 ``--out`` model is kept unless ``--overwrite``.
 """
 
@@ -18,7 +21,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from training.agents.network import read_network, save_average
+import numpy as np
+
+from training.agents.network import read_network, save_average, save_network
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -28,6 +33,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--last", type=int, default=4, help="checkpoints averaged (at least 2)")
     parser.add_argument("--out", type=Path, required=True, help="folder of the averaged model")
+    parser.add_argument(
+        "--weights", action="store_true", help="one network of the mean weights, not policies"
+    )
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
     files = sorted((args.run / "checkpoints").glob("*.npz"), key=lambda p: int(p.stem))
@@ -45,7 +53,15 @@ def main(argv: list[str] | None = None) -> None:
         members += networks
     metadata = {k: v for k, v in meta.items() if k not in ("kind", "hidden", "activation")}
     metadata["averaged"] = [path.name for path in chosen]
-    saved = save_average(members, meta["activation"], args.out / "model.npz", metadata)
+    if args.weights:
+        mean = [
+            tuple(np.mean(arrays, axis=0) for arrays in zip(*layer, strict=True))
+            for layer in zip(*members, strict=True)
+        ]
+        metadata["averaged_weights"] = True
+        saved = save_network(mean, meta["activation"], args.out / "model.npz", metadata)
+    else:
+        saved = save_average(members, meta["activation"], args.out / "model.npz", metadata)
     print(f"{saved}: the average of {len(chosen)} checkpoints, {chosen[0].stem}-{chosen[-1].stem}")
 
 
