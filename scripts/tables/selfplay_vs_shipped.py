@@ -1,5 +1,5 @@
 """Self-play agents against the shipped ones, on the benchmark protocol's configurations:
-the table of self-play agents against the shipped ones in docs/selfplay.md.
+the table of self-play candidates in docs/results.md.
 
     python scripts/tables/selfplay_vs_shipped.py --out runs/selfplay-vs-shipped --decisions 2000000
     python scripts/tables/selfplay_vs_shipped.py --configs pickup-4p --algorithm ppo --out runs/x
