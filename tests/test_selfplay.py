@@ -415,6 +415,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--magnet-coef", "-0.1"], "--magnet-coef must be at least 0"),
         (["--learning-rate", "0"], "--learning-rate must be positive"),
         (["--learning-rate-end", "-0.001"], "--learning-rate-end must be at least 0"),
+        (["--critic-epochs", "0"], "--critic-epochs must be positive"),
         (["--gae-lambda", "2"], "--gae-lambda in \\[0, 1\\]"),
         (["--device", "cuda:7"], "--device 'cuda:7' is not available here"),
         (["--device", "abacus"], "--device 'abacus' is not available here"),
@@ -498,6 +499,20 @@ def test_learning_rate_is_constant_or_annealed_linearly(end):
         before = [p.detach().clone() for p in run.learner.parameters()]
         run.update(rollout, 1.0)
         assert all(torch.equal(b, p) for b, p in zip(before, run.learner.parameters(), strict=True))
+
+
+@pytest.mark.parametrize(("critic_epochs", "critic_steps"), [(None, 2), (3, 6)])
+def test_the_critic_takes_its_own_number_of_passes(critic_epochs, critic_steps, monkeypatch):
+    """``--critic-epochs`` sets the critic's passes over a rollout (the policy keeps
+    ``--epochs``); without it both take ``--epochs``."""
+    args = tiny(algorithm="qmmd", epochs=1, minibatches=2, critic_epochs=critic_epochs)
+    spec, options, game = selfplay.check(args)
+    run = SelfPlay(args, game, options)
+    steps = []
+    monkeypatch.setattr(run, "_step", lambda loss: steps.append(loss))
+    stats = run.update(run.collect(), 0.0)
+    assert len(steps) == critic_steps + 2
+    assert np.isfinite(stats["value_loss"])
 
 
 def test_keep_checkpoints_saves_the_model_of_every_evaluation(tmp_path):

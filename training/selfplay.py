@@ -143,6 +143,9 @@ class Args:
         None, "Adam learning rate at the end (linear); default: same"
     )
     epochs: int = arg(4, "passes over each rollout")
+    critic_epochs: int | None = arg(
+        None, "qmmd, neurd, minimax: the critic's passes, fitted first; default: --epochs"
+    )
     minibatches: int = arg(4, "minibatches per pass")
     gamma: float = arg(1.0, "discount per own decision")
     gae_lambda: float = arg(0.5, "lambda of the returns")
@@ -204,6 +207,8 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     positive = ["decisions", "num_games", "num_steps", "epochs", "minibatches", "threads"]
     positive += ["learning_rate", "clip", "kl_coef", "max_grad_norm", "inner_steps"]
     positive += ["solver_iterations", "logit_threshold"]
+    if args.critic_epochs is not None:
+        positive.append("critic_epochs")
     for name in positive:
         if not getattr(args, name) > 0:
             raise ValueError(
@@ -715,7 +720,7 @@ class SelfPlay:
         return loss + a.value_coef * value_loss
 
     def _fit_critic(self, batch, stats) -> None:
-        for _ in range(self.args.epochs):
+        for _ in range(self.args.critic_epochs or self.args.epochs):
             for rows in self._minibatches(len(batch["targets"])):
                 q, v = self.learner.values(batch["observations"][rows])
                 if self.joint:
