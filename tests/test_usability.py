@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -409,3 +410,21 @@ def test_every_refused_option_names_what_is_allowed():
         listed = ", ".join(map(repr, allowed))
         with pytest.raises(ValueError, match=f"is not allowed; allowed values: {listed}"):
             require_choice(name, value, allowed)
+
+
+def test_evaluating_a_torch_agent_uses_one_thread_unless_told_otherwise():
+    """``training.evaluate`` (as ``exploitability`` and ``play``) loads an SB3 agent with
+    one torch thread, not one per core, unless ``OMP_NUM_THREADS`` says otherwise."""
+    code = (
+        "from training.evaluate import main; "
+        "main(['--env', 'hiddenhand/pico-v0', '--agents', 'ppo', 'random', '--games', '2']); "
+        "import torch; print('threads', torch.get_num_threads())"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    for preset, expected in ((None, 1), ("2", 2)):
+        if preset:
+            env["OMP_NUM_THREADS"] = preset
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        assert result.stdout.split()[-2:] == ["threads", str(expected)], result.stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shlex
 from typing import Any
 
@@ -37,6 +38,14 @@ def tool_parser(
         formatter_class=formatter_class,
         **kwargs,
     )
+
+
+def one_torch_thread() -> None:
+    """One thread for torch in a tool that may load a torch model (an SB3 agent), unless
+    the environment already says how many (``OMP_NUM_THREADS``): torch's default of one
+    thread per core oversubscribes a shared machine. Call it before torch is imported;
+    the trainers set theirs with ``--threads`` / ``torch.set_num_threads``."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def add_game_arguments(parser: argparse.ArgumentParser, env_default: str | None = None) -> None:

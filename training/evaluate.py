@@ -33,7 +33,7 @@ import numpy as np
 from envs.core.agents import Agent
 from envs.core.game import Game
 from envs.core.spec import GameSpec
-from training.cli import add_game_arguments, game_from_args, tool_parser
+from training.cli import add_game_arguments, game_from_args, one_torch_thread, tool_parser
 from training.evaluation.panel import EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
 from training.evaluation.tournament import head_to_head, make_agent, play_game
 
@@ -62,6 +62,7 @@ def ratings(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    one_torch_thread()
     parser = tool_parser("training.evaluate", __doc__)
     add_game_arguments(parser)
     parser.add_argument(

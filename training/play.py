@@ -26,7 +26,7 @@ import numpy as np
 from envs.core.aec import HiddenHandAEC
 from envs.core.agents import Agent, decide, uses_observation
 from envs.core.spec import GameSpec
-from training.cli import add_game_arguments, game_from_args, tool_parser
+from training.cli import add_game_arguments, game_from_args, one_torch_thread, tool_parser
 from training.evaluation.tournament import make_agent
 
 QUIT_WORDS = ("q", "quit", "exit")
@@ -55,6 +55,7 @@ def setup(
 ) -> tuple[argparse.Namespace, GameSpec, HiddenHandAEC, Agent]:
     """Parse and check every argument before the game starts (argparse errors name what is
     allowed); return the arguments, the spec, the env and the opponent agent."""
+    one_torch_thread()
     parser = build_parser()
     args = parser.parse_args(argv)
     spec, options, _ = game_from_args(parser, args)
