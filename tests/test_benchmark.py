@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import envs
-from training import benchmark, selfplay
+from training import benchmark
+from training.cli import parse_mixture
 
 
 @pytest.fixture
@@ -101,7 +102,7 @@ def test_each_learner_algorithm_trains_a_tiny_budget_and_the_harness_scores_it(
         record = json.loads((run.folder / "psro.json").read_text())
         rounds = record["rounds"]
         assert rounds[0]["opponent"] == "random:1"
-        mixture = selfplay.parse_opponents(rounds[1]["opponent"])  # the meta-strategy
+        mixture = parse_mixture(rounds[1]["opponent"], "--opponent")  # the meta-strategy
         assert set(mixture) <= {"random", str(run.folder / "round0" / "model.npz")}
         assert sum(mixture.values()) == pytest.approx(1, abs=1e-5)
         assert record["population"][1:] == [

@@ -15,6 +15,7 @@ from lockstep import Dealer, Lockstep, new_table
 
 import envs
 from training import selfplay
+from training.cli import parse_mixture
 from training.evaluation.tournament import head_to_head, make_agent
 from training.selfplay import Args, SelfPlay, returns
 from training.solvers.pico import matrix_game
@@ -202,11 +203,18 @@ def test_an_opponent_mixture_draws_members_by_weight_and_each_plays_its_games_al
     assert any(len(m) == 2 for m in members_of_game)  # a game's member redrawn at a new deal
 
 
-def test_the_opponent_mixture_reads_as_training_train_reads_its_opponents():
-    from training.train import parse_mix
-
-    for text in ("random", "random:1,heuristic:3", "runs/a/model.npz:0.5, pimc", "random:0,pimc"):
-        assert selfplay.parse_opponents(text) == parse_mix(text)
+def test_a_mixture_reads_names_weights_and_a_whole_path(tmp_path):
+    assert parse_mixture("random", "--x") == {"random": 1.0}
+    assert parse_mixture("runs/a/model.npz:0.5, pimc", "--x") == {
+        "runs/a/model.npz": 0.5,
+        "pimc": 1.0,
+    }
+    odd = tmp_path / "a,b:c"
+    odd.mkdir()
+    assert parse_mixture(str(odd), "--x") == {str(odd): 1.0}  # a path with , and :
+    colon = tmp_path / "c:d"
+    colon.mkdir()
+    assert parse_mixture(f"{colon}:2,random", "--x") == {str(colon): 2.0, "random": 1.0}
 
 
 def test_neurds_threshold_stops_a_logit_beyond_beta_from_being_pushed_further():

@@ -12,7 +12,10 @@ import argparse
 import dataclasses
 import os
 import shlex
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from envs.core.game import Game
 from envs.core.spec import GameSpec, all_ids, get_spec
@@ -46,6 +49,35 @@ def one_torch_thread() -> None:
     thread per core oversubscribes a shared machine. Call it before torch is imported;
     the trainers set theirs with ``--threads`` / ``torch.set_num_threads``."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def parse_mixture(text: str, flag: str) -> dict[str, float]:
+    """A mixture of agents, ``NAME_OR_PATH:weight`` pairs separated by commas, the weight 1
+    where none is given (``--opponents`` of ``training.train``, ``--opponent`` of
+    ``training.selfplay``). A text that names an existing path is that one member, so a
+    model's path may hold commas and colons. ValueError, naming ``flag``, for a weight
+    that is not a number, a negative or infinite one, a zero sum, or a member named twice."""
+    if Path(text).exists():
+        return {text: 1.0}
+    mix: dict[str, float] = {}
+    for part in text.split(","):
+        name, colon, weight = part.strip().rpartition(":")
+        if not colon:
+            name, weight = weight, "1"
+        try:
+            value = float(weight)
+        except ValueError:
+            raise ValueError(
+                f"{flag} {text!r}: {weight!r} is not a weight; a mixture is "
+                "NAME_OR_PATH:weight pairs, e.g. random:1,heuristic:3"
+            ) from None
+        if not name or name in mix:
+            raise ValueError(f"{flag} {text!r}: every member needs a name, once")
+        mix[name] = value
+    weights = np.array(list(mix.values()))
+    if not (np.isfinite(weights) & (weights >= 0)).all() or not weights.sum() > 0:
+        raise ValueError(f"{flag} {text!r}: the weights must be at least 0, with a positive sum")
+    return mix
 
 
 def add_game_arguments(parser: argparse.ArgumentParser, env_default: str | None = None) -> None:

@@ -97,7 +97,7 @@ from envs.core.spec import get_spec
 from training import cli
 from training.agents.network import NetworkAgent, save_network
 from training.agents.policy import policy_metadata
-from training.cli import OPTION_HELP, arg
+from training.cli import OPTION_HELP, arg, parse_mixture
 from training.evaluation.panel import EVAL_SEED  # never a training seed
 from training.solvers.pico import Probabilities
 from training.solvers.zero_sum import zero_sum_batch
@@ -247,7 +247,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     if args.opponent:
         from training.evaluation.tournament import make_agent
 
-        for name in parse_opponents(args.opponent):
+        for name in parse_mixture(args.opponent, "--opponent"):
             try:
                 make_agent(spec, game, name)
             except ValueError as error:
@@ -261,33 +261,6 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     if out.exists() and not args.overwrite:
         raise ValueError(f"{out} exists; pass --overwrite to replace it, or name another --out")
     return spec, options, game
-
-
-def parse_opponents(text: str) -> dict[str, float]:
-    """``--opponent``'s mixture: ``NAME_OR_PATH:weight`` pairs, comma-separated, the weight
-    1 where none is given (the syntax of ``training.train --opponents``); ValueError for a
-    weight that is not a number, a negative one, a zero sum, or a member named twice."""
-    mix: dict[str, float] = {}
-    for part in text.split(","):
-        name, colon, weight = part.strip().rpartition(":")
-        if not colon:
-            name, weight = weight, "1"
-        try:
-            value = float(weight)
-        except ValueError:
-            raise ValueError(
-                f"--opponent {text!r}: {weight!r} is not a weight; a mixture is "
-                "NAME_OR_PATH:weight pairs, e.g. random:1,heuristic:3"
-            ) from None
-        if not name or name in mix:
-            raise ValueError(f"--opponent {text!r}: every member needs a name, once")
-        mix[name] = value
-    weights = np.array(list(mix.values()))
-    if not (np.isfinite(weights) & (weights >= 0)).all() or not weights.sum() > 0:
-        raise ValueError(
-            f"--opponent {text!r}: the weights must be at least 0, with a positive sum"
-        )
-    return mix
 
 
 def ignored_fields(game, text: str) -> list[str]:
@@ -487,7 +460,9 @@ class SelfPlay:
             from training.evaluation.tournament import make_agent
 
             spec = get_spec(args.env)
-            mix = {name: w for name, w in parse_opponents(args.opponent).items() if w > 0}
+            mix = {
+                name: w for name, w in parse_mixture(args.opponent, "--opponent").items() if w > 0
+            }
             self.members = [probabilities_of(make_agent(spec, game, n), game) for n in mix]
             self.member_weights = np.array(list(mix.values())) / sum(mix.values())
         if args.opponent_pool:

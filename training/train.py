@@ -40,7 +40,7 @@ from training.agents.policy import (
     policy_metadata,
     save_policy,
 )
-from training.cli import OPTION_HELP, arg, list_arg
+from training.cli import OPTION_HELP, arg, list_arg, parse_mixture
 from training.evaluation.tournament import head_to_head
 from training.imitation import imitation_rounds
 
@@ -159,25 +159,6 @@ def game_options(args: Args) -> dict[str, Any]:
     return cli.game_options(get_spec(args.env), args.num_players, args.option)
 
 
-def parse_mix(text: str) -> dict[str, float]:
-    """``name:weight`` pairs (the weight defaults to 1; a name may be a model's path)."""
-    mix = {}
-    for part in text.split(","):
-        name, colon, weight = part.strip().rpartition(":")
-        if not colon:
-            name, weight = weight, "1"
-        try:
-            mix[name] = float(weight)
-        except ValueError:
-            raise ValueError(
-                f"--opponents {text!r}: {weight!r} is not a weight; the mix is name:weight "
-                "pairs, e.g. random:1,heuristic:2,self:1"
-            ) from None
-    if any(w < 0 for w in mix.values()) or sum(mix.values()) <= 0:
-        raise ValueError(f"opponent weights must be non-negative with a positive sum: {text!r}")
-    return mix
-
-
 #: Opponent names drawn from the learner's own snapshots: any of them, or the newest.
 SNAPSHOT_OPPONENTS = ("self", "latest")
 
@@ -255,7 +236,9 @@ def make_env(args: Args, rank: int, snapshot_dir: Path):
         import envs  # noqa: F401  (registers the ids in a subprocess)
 
         env = gymnasium.make(gym_id, reward_mode=args.reward_mode, **game_options(args))
-        env = OpponentMix(env, parse_mix(args.opponents), snapshot_dir, args.seed * 1000 + rank)
+        env = OpponentMix(
+            env, parse_mixture(args.opponents, "--opponents"), snapshot_dir, args.seed * 1000 + rank
+        )
         env.reset(seed=args.seed * 1000 + rank)
         return env
 
@@ -333,7 +316,7 @@ def check(args: Args) -> None:
     would fail the run; called before anything is created, so a typo damages no run folder."""
     spec = get_spec(args.env)
     game = spec.make_game(**game_options(args))
-    for name in parse_mix(args.opponents):
+    for name in parse_mixture(args.opponents, "--opponents"):
         if name not in SNAPSHOT_OPPONENTS:
             spec.make_agent(name, game)
     for name in eval_opponent_names(args):
@@ -460,7 +443,7 @@ def run_training(args: Args) -> Path:
     snapshot_opponents: list[SnapshotOpponent] = []
     if args.vec == "batched":
         mix: dict[Any, float] = {}
-        for name, weight in parse_mix(args.opponents).items():
+        for name, weight in parse_mixture(args.opponents, "--opponents").items():
             if name in SNAPSHOT_OPPONENTS:
                 opponent = SnapshotOpponent(name, snapshots, game, spec.aec_id, args.seed)
                 snapshot_opponents.append(opponent)
