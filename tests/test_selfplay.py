@@ -567,8 +567,9 @@ def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_pat
     script = ["scripts/tools/average_checkpoints.py", str(run)]
     average = tmp_path / "average"
     for argv, message in (
-        (["--last", "1"], "needs at least 2"),
-        (["--last", "99"], "at most the run's"),
+        (["--last", "1"], "needs at least 2 checkpoints in all"),
+        (["--last", "0"], "needs at least 1"),
+        (["--last", "99"], "at most the 3 checkpoints of"),
     ):
         result = subprocess.run(
             [sys.executable, *script, *argv, "--out", str(average)], capture_output=True, text=True
@@ -600,6 +601,31 @@ def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_pat
     mean = (first["weight_0"] + last["weight_0"]) / 2
     assert np.allclose(np.load(weights / "model.npz")["weight_0"], mean)
     assert swa.logits_batch(seen).shape == (16, game.num_actions)  # one network, batched
+    other = selfplay.train(
+        tiny(decisions=800, eval_every=400, keep_checkpoints=True, seed=1, out=str(tmp_path / "b"))
+    )
+    seeds = [sys.executable, *script, str(other), "--last", "1"]
+    refused = subprocess.run(
+        [*seeds, "--weights", "--out", str(tmp_path / "w2")], capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "other seeds' weights do not mix" in refused.stderr
+    narrow = selfplay.train(
+        tiny(
+            decisions=400,
+            eval_every=400,
+            keep_checkpoints=True,
+            hidden="8",
+            out=str(tmp_path / "c"),
+        )
+    )
+    mixed = [sys.executable, *script, str(narrow), "--last", "1", "--out", str(tmp_path / "m")]
+    refused = subprocess.run(mixed, capture_output=True, text=True)
+    assert refused.returncode == 2 and "differ in the game" in refused.stderr
+    subprocess.run([*seeds, "--out", str(tmp_path / "ensemble")], check=True)
+    ensemble = make_agent(spec, game, str(tmp_path / "ensemble"))
+    ends = [make_agent(spec, game, str(run_ / "model.npz")) for run_ in (run, other)]
+    expected = np.mean([m.action_probabilities_batch(seen, masks) for m in ends], 0)
+    assert np.allclose(ensemble.action_probabilities_batch(seen, masks), expected)
     again = subprocess.run(
         [sys.executable, *script, "--last", "2", "--out", str(average)],
         capture_output=True,
