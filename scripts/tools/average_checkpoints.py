@@ -10,10 +10,10 @@ policies (each checkpoint is the model of one periodic evaluation,
 runs (of one game, other seeds) give the last ``--last`` of each: an ensemble of seeds.
 With ``--weights`` the model is instead one network whose weights are one run's
 checkpoints' mean (as stochastic weight averaging does): as cheap to play as one
-checkpoint, and batched wherever a network is. Self-play's iterates circle an equilibrium rather than settle on
-it, and either average is closer (docs/selfplay.md). The metadata is the last
-checkpoint's, with the averaged checkpoints named in ``"averaged"``. An existing
-``--out`` model is kept unless ``--overwrite``.
+checkpoint, and batched wherever a network is. Self-play's iterates circle an
+equilibrium rather than settle on it, and either average is closer (docs/selfplay.md).
+The metadata is the last checkpoint's, with the averaged checkpoints named in
+``"averaged"``. An existing ``--out`` model is kept unless ``--overwrite``.
 """
 
 from __future__ import annotations
