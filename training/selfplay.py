@@ -48,10 +48,11 @@ Algorithms (``--algorithm``):
 ``--explore e`` (qmmd, neurd, minimax) mixes ``e`` of uniform play into what the seats
 play, so play reaches positions a best response could steer to; what is learned there
 stays the policy's own (expected backups; keep ``--gae-lambda 0``, whose returns are
-the backups alone). ``--magnet-coef``, ``--entropy-coef`` and ``--explore`` can be
-annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play):
-one seat per game learns, the others are played by one of the last ``K`` snapshots (one
-drawn per rollout, a snapshot taken every ``--snapshot-every`` decisions).
+the backups alone). ``--magnet-coef``, ``--entropy-coef``, ``--explore`` and
+``--learning-rate`` can be annealed linearly to ``--*-end`` values. ``--opponent-pool K``
+(fictitious self-play): one seat per game learns, the others are played by one of the
+last ``K`` snapshots (one drawn per rollout, a snapshot taken every ``--snapshot-every``
+decisions).
 ``--opponent AGENT`` (a name the game knows or a model path): one seat per game learns,
 the others are played by that fixed agent, so the run trains a best response to it
 (``training.exploitability --method learned``).
@@ -214,12 +215,18 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
             raise ValueError(
                 f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}"
             )
-    if args.learning_rate_end is not None and args.learning_rate_end < 0:
-        raise ValueError(f"--learning-rate-end must be at least 0, got {args.learning_rate_end}")
-    for name in ("entropy_coef", "magnet_coef", "value_coef", "eval_every", "eval_games"):
-        for value in (getattr(args, name), getattr(args, f"{name}_end", None)):
+    for name in (
+        "entropy_coef",
+        "magnet_coef",
+        "learning_rate",
+        "value_coef",
+        "eval_every",
+        "eval_games",
+    ):
+        for flag in (name, f"{name}_end"):  # and its schedule's end, where it has one
+            value = getattr(args, flag, None)
             if value is not None and value < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 0, got {value}")
+                raise ValueError(f"--{flag.replace('_', '-')} must be at least 0, got {value}")
     for name in ("eval_pimc_games", "eval_deals", "opponent_pool", "snapshot_every"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 0")
