@@ -706,7 +706,9 @@ class SelfPlay:
             for rows in self._minibatches(len(batch["targets"])):
                 q, v = self.learner.values(batch["observations"][rows])
                 if self.joint:
-                    q = q[torch.arange(len(rows)), :, batch["partner_actions"][rows]]
+                    q = q[
+                        torch.arange(len(rows), device=q.device), :, batch["partner_actions"][rows]
+                    ]
                 taken = q.gather(1, batch["actions"][rows, None])[:, 0]
                 target = batch["targets"][rows]
                 loss = (taken - target).pow(2).mean() + (v - target).pow(2).mean()
