@@ -21,8 +21,9 @@ Everything on the CPU is timed in CPU seconds of its own process (on a shared ma
 that is disturbed less than wall time). With ``--device cuda`` the learner is run once
 more on the GPU for each of ``--num-games`` (with the matching entry of ``--decisions``
 and of ``--gpu-algorithms``, ``/``-separated), one run at a time, timed in wall seconds:
-the GPU's work is not in any CPU clock. SB3 stays on the CPU, where its small networks
-are fastest. ``--jobs`` runs the CPU measurements in that many processes meanwhile.
+the GPU's work is not in any CPU clock. These come first, with nothing else running.
+SB3 stays on the CPU, where its small networks are fastest. ``--jobs`` runs the CPU
+measurements in that many processes (``--algorithms ""``: SB3 alone).
 """
 
 from __future__ import annotations
@@ -127,26 +128,27 @@ def main() -> None:
     for name in args.configs:
         for way in ("gym", "batched"):
             cpu_jobs[name, way] = (sb3, name, way, args.sb3_steps)
-        for algorithm in args.algorithms.split(","):
+        for algorithm in filter(None, args.algorithms.split(",")):
             cpu_jobs[name, f"self-play {algorithm}"] = (learner, name, algorithm, decisions[0])
-    gpu_rates: dict[tuple[str, str], float | str] = {}
+    rates: dict[tuple[str, str], float | str] = {}
     with tempfile.TemporaryDirectory() as folder:
+        if gpu:  # first, and alone: wall seconds are disturbed by whatever else runs
+            print(f"device: {torch.cuda.get_device_name(args.device)}", flush=True)
+            for name in args.configs:
+                for count, budget, algorithms in zip(games, decisions, gpu_algorithms, strict=True):
+                    for algorithm in algorithms:
+                        key = (name, f"self-play {algorithm} {args.device} B={count}")
+                        rates[key] = measured(
+                            learner, name, algorithm, budget, folder, args.device, count
+                        )
+                        print(f"{key}: {rates[key]}", flush=True)
         context = multiprocessing.get_context("spawn")  # no fork after CUDA starts
         with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
             futures = {key: pool.submit(measured, *job, folder) for key, job in cpu_jobs.items()}
-            if gpu:
-                print(f"device: {torch.cuda.get_device_name(args.device)}", flush=True)
-                for name in args.configs:
-                    for count, budget, algorithms in zip(
-                        games, decisions, gpu_algorithms, strict=True
-                    ):
-                        for algorithm in algorithms:
-                            key = (name, f"self-play {algorithm} {args.device} B={count}")
-                            gpu_rates[key] = measured(
-                                learner, name, algorithm, budget, folder, args.device, count
-                            )
-                            print(f"{key}: {gpu_rates[key]}", flush=True)
-            rates = {key: future.result() for key, future in futures.items()} | gpu_rates
+            for key, future in futures.items():
+                rates[key] = future.result()
+                print(f"{key}: {rates[key]}", flush=True)
+    rates = {key: rates[key] for key in cpu_jobs} | rates  # the CPU's rows first
     print("| configuration | way | decisions per second | × Gymnasium view | × --vec batched |")
     print("|---|---|---|---|---|")
     for name in args.configs:
