@@ -134,6 +134,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         if gpu:  # first, and alone: wall seconds are disturbed by whatever else runs
             print(f"device: {torch.cuda.get_device_name(args.device)}", flush=True)
+            learner(args.configs[0], "ppo", 20_000, folder, args.device)  # untimed: CUDA starts
             for name in args.configs:
                 for count, budget, algorithms in zip(games, decisions, gpu_algorithms, strict=True):
                     for algorithm in algorithms:
