@@ -15,6 +15,7 @@ from lockstep import Dealer, Lockstep, new_table
 
 import envs
 from training import selfplay
+from training.agents.network import NetworkAgent
 from training.cli import parse_mixture
 from training.evaluation.tournament import head_to_head, make_agent
 from training.selfplay import Args, SelfPlay, returns
@@ -444,6 +445,8 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--algorithm", "ppo", "--explore", "0.1"], "--explore is for the algorithms whose"),
         (["--solver-iterations", "0"], "--solver-iterations must be positive"),
         (["--ignore-fields", "hand,colour"], "--ignore-fields: colour not in .* fields: hand"),
+        (["--relative-fields", "colour"], "--relative-fields: colour not in .* fields: hand"),
+        (["--relative-fields", "aside"], "--relative-fields: aside not a field with one row per"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_before_anything_is_written(
@@ -558,6 +561,35 @@ def test_ignored_fields_change_nothing_the_trained_policy_plays(tmp_path):
     hand = game.observation_layout.fields["hand"]
     changed[:, hand.start] += 1  # a field it reads
     assert not np.array_equal(agent.logits_batch(seen), agent.logits_batch(changed))
+
+
+def test_relative_fields_read_each_seat_less_the_observer_and_the_saved_policy_agrees(tmp_path):
+    """``--relative-fields scores``: the policy reads the margins, not the level, and the
+    saved model (the transform folded into its first layer) plays what the learner does."""
+    out = selfplay.train(
+        tiny(decisions=600, relative_fields="scores", hidden="16,16", out=str(tmp_path / "run"))
+    )
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    agent = make_agent(spec, game, str(out))
+    seen = np.random.default_rng(0).integers(0, 30, (8, game.observation_layout.size))
+    scores = game.observation_layout.fields["scores"]
+    level = seen.copy()
+    level[:, scores.start : scores.stop] += 17  # every seat's score up by the same
+    assert np.allclose(agent.logits_batch(seen), agent.logits_batch(level), atol=1e-4)
+    margin = seen.copy()
+    margin[:, scores.start + 1] += 17  # the other seat's alone
+    assert not np.allclose(agent.logits_batch(seen), agent.logits_batch(margin), atol=1e-4)
+    learner = selfplay.Learner(game, [16, 16], relative=["scores"])
+    observations = torch.as_tensor(seen, dtype=torch.float32)
+    x = learner.inputs(observations)
+    assert torch.equal(x[:, scores.start], torch.zeros(8))
+    margins = observations[:, scores.start + 1] - observations[:, scores.start]
+    assert torch.equal(x[:, scores.start + 1], margins)
+    plain = NetworkAgent(learner.policy_layers(), selfplay.ACTIVATION, False)
+    assert np.allclose(
+        plain.logits_batch(seen), learner.logits(observations).detach().numpy(), atol=1e-4
+    )
 
 
 def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_path):

@@ -139,6 +139,12 @@ class Args:
         "observation layout (e.g. Pico's last_played,last_winners: what the last reveal "
         "showed, which does not change how the game can go on)",
     )
+    relative_fields: str = arg(
+        "",
+        "per-seat observation fields the networks read relative to the observer: each other "
+        "seat's row less the observer's, whose own row they do not read (e.g. Pico's scores: "
+        "with the win reward only the margins count)",
+    )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     learning_rate_end: float | None = arg(
         None, "Adam learning rate at the end (linear); default: same"
@@ -201,6 +207,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--critic", args.critic, CRITICS)
     require_choice("--scale", args.scale, SCALES)
     ignored_fields(game, args.ignore_fields)
+    relative_fields(game, args.relative_fields)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
     if args.algorithm == "minimax" and game.num_players != 2:
@@ -270,15 +277,30 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     return spec, options, game
 
 
-def ignored_fields(game, text: str) -> list[str]:
+def ignored_fields(game, text: str, flag: str = "--ignore-fields") -> list[str]:
     """``--ignore-fields``' names; ValueError for a name the observation layout lacks."""
     names = [name.strip() for name in text.split(",") if name.strip()]
     fields = game.observation_layout.fields
     unknown = [name for name in names if name not in fields]
     if unknown:
         raise ValueError(
-            f"--ignore-fields: {', '.join(unknown)} not in this game's observation; its "
+            f"{flag}: {', '.join(unknown)} not in this game's observation; its "
             f"fields: {', '.join(fields)}"
+        )
+    return names
+
+
+def relative_fields(game, text: str) -> list[str]:
+    """``--relative-fields``' names; ValueError unless each is a field of the observation
+    with one row per seat (its first axis the seats, the observer's first)."""
+    names = ignored_fields(game, text, "--relative-fields")
+    views = game.observation_layout.views(np.arange(game.observation_layout.size))
+    per_seat = [name for name, view in views.items() if view.shape[0] == game.num_players]
+    wrong = [name for name in names if name not in per_seat]
+    if wrong:
+        raise ValueError(
+            f"--relative-fields: {', '.join(wrong)} not a field with one row per seat; this "
+            f"game's: {', '.join(per_seat)}"
         )
     return names
 
@@ -308,8 +330,10 @@ def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
 
 class Learner(nn.Module):
     """The policy (logits) and the critic (action values and one state value), separate
-    MLPs over the observation, scaled as ``--scale`` says (``scale``); the ``ignore``
-    fields are scaled by 0, so a saved policy still reads the whole observation."""
+    MLPs over the observation as ``inputs`` gives it: scaled as ``--scale`` says
+    (``scale``), the ``ignore`` fields scaled by 0, and the ``relative`` fields' rows less
+    the observer's. All of it is linear, so a saved policy folds it into its first layer
+    and still reads the whole observation."""
 
     def __init__(
         self,
@@ -318,6 +342,7 @@ class Learner(nn.Module):
         joint: bool = False,
         scale: str = "none",
         ignore: Sequence[str] = (),
+        relative: Sequence[str] = (),
     ) -> None:
         super().__init__()
         size, actions = game.observation_layout.size, game.num_actions
@@ -330,16 +355,29 @@ class Learner(nn.Module):
             ignored = game.observation_layout.fields[name]
             factors[ignored.start : ignored.stop] = 0.0
         self.register_buffer("scale", torch.as_tensor(factors))
+        views = game.observation_layout.views(np.arange(size))
+        others = [views[name][1:].reshape(-1) for name in relative]
+        own = [np.tile(views[name][0].reshape(-1), len(views[name]) - 1) for name in relative]
+        self.register_buffer("others", torch.as_tensor(np.concatenate([[], *others]).astype(int)))
+        self.register_buffer("own", torch.as_tensor(np.concatenate([[], *own]).astype(int)))
         self.policy = mlp([size, *hidden, actions])
         self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1])
 
+    def inputs(self, observations: torch.Tensor) -> torch.Tensor:
+        """The observations as the networks read them."""
+        x = observations * self.scale
+        if len(self.others):
+            relative = x[:, self.others] - x[:, self.own]
+            x = x.index_fill(1, self.own, 0.0).index_copy(1, self.others, relative)
+        return x
+
     def logits(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.policy(observations * self.scale)
+        return self.policy(self.inputs(observations))
 
     def values(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Action values (``(n, A)``, or ``(n, A, A)`` own action first with the joint
         critic) and state values ``(n,)``."""
-        out = self.critic(observations * self.scale)
+        out = self.critic(self.inputs(observations))
         q = out[:, :-1]
         return (q.unflatten(1, (-1, int(q.shape[1] ** 0.5))) if self.joint else q), out[:, -1]
 
@@ -350,11 +388,15 @@ class Learner(nn.Module):
         return q if partner_probs is None else (q @ partner_probs[:, :, None])[:, :, 0]
 
     def policy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The policy's layers as arrays, the observation scale folded into the first."""
+        """The policy's layers as arrays, ``inputs`` folded into the first: it is ``x @ F``
+        with ``F`` its image of the identity, so the first layer ``W`` becomes ``W F^T``."""
         linear = [m for m in self.policy if isinstance(m, nn.Linear)]
         layers = [(m.weight.detach().cpu().numpy(), m.bias.detach().cpu().numpy()) for m in linear]
         first, bias = layers[0]
-        layers[0] = (first * self.scale.cpu().numpy()[None, :], bias)
+        size = first.shape[1]
+        with torch.no_grad():
+            folded = self.inputs(torch.eye(size, device=self.scale.device)).cpu().numpy()
+        layers[0] = (first @ folded.T, bias)
         return layers
 
 
@@ -451,6 +493,7 @@ class SelfPlay:
             self.joint,
             args.scale,
             ignored_fields(game, args.ignore_fields),
+            relative_fields(game, args.relative_fields),
         )
         self.learner.to(self.device)
         self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
@@ -501,7 +544,7 @@ class SelfPlay:
 
     @torch.no_grad()
     def _choose(self, policy: nn.Module, observations: np.ndarray, masks: np.ndarray):
-        logits = policy(self._tensor(observations) * self.learner.scale)
+        logits = policy(self.learner.inputs(self._tensor(observations)))
         log_probs = masked_log_probs(logits, self._tensor(masks, torch.bool)).cpu().numpy()
         return self._sample(np.exp(log_probs), masks), log_probs
 
@@ -676,7 +719,7 @@ class SelfPlay:
 
     def _magnet_log_probs(self, mb: dict[str, torch.Tensor]) -> torch.Tensor:
         with torch.no_grad():
-            logits = self.magnet(mb["observations"] * self.learner.scale)
+            logits = self.magnet(self.learner.inputs(mb["observations"]))
             return masked_log_probs(logits, mb["masks"])
 
     def _ppo_loss(self, mb, log_probs, entropy_coef, magnet_coef, stats) -> torch.Tensor:
