@@ -62,6 +62,8 @@ game draws one member in proportion to the weights, which plays every other seat
 game until its end; each member's rows are played in one batched call (PSRO's best
 responses, ``training.benchmark``'s ``sp-psro``). ``--ignore-fields NAMES``: observation
 fields (the game's layout names them) that the networks do not read.
+``--relative-fields NAMES``: fields with one row per seat that the networks read as each
+other seat's row less the observer's (the observer's own level is dropped).
 
 A run folder (``--out``) holds ``model.npz`` + ``model.json`` (the policy as plain
 arrays, loadable by path wherever an agent is named: ``training.evaluate``,
