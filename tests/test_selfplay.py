@@ -443,6 +443,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--algorithm", "minimax", "--num-players", "3"], "minimax is for games of two"),
         (["--explore", "1.5"], "--explore and --explore-end must be in \\[0, 1\\]"),
         (["--algorithm", "ppo", "--explore", "0.1"], "--explore is for the algorithms whose"),
+        (["--exploration", "curious"], "--exploration='curious' is not allowed"),
         (["--solver-iterations", "0"], "--solver-iterations must be positive"),
         (["--ignore-fields", "hand,colour"], "--ignore-fields: colour not in .* fields: hand"),
         (["--relative-fields", "colour"], "--relative-fields: colour not in .* fields: hand"),
@@ -492,6 +493,44 @@ def test_explore_mixes_uniform_play_into_what_is_played_not_into_what_is_learned
     assert shares[0.0][0] > 0.99
     played, uniform = shares[1.0]
     assert abs(played - uniform) < 0.06, shares
+
+
+@pytest.mark.parametrize("critic", ["action", "joint"])
+def test_greedy_exploration_plays_the_critics_best_action_against_the_other_policy(critic):
+    """``--exploration greedy --explore 1``: every seat plays the legal card the critic
+    values most against the other seat's policy (the joint critic's values averaged over
+    that policy), while the rollout keeps the policy's own probabilities."""
+    args = tiny(algorithm="qmmd", critic=critic, explore=1.0, exploration="greedy", num_games=32)
+    spec, options, game = selfplay.check(args)
+    run = SelfPlay(args, game, options)
+    actions = game.num_actions
+    with torch.no_grad():
+        run.learner.policy[-1].bias[0] = 30.0  # the policy all but always plays card 0
+        run.learner.critic[-1].weight.zero_()
+        values = run.learner.critic[-1].bias
+        values.zero_()
+        if critic == "action":
+            values[3] = 1.0  # card 3 is the best wherever it is legal
+        else:  # Q(own, other): card 3 is best against card 0, card 5 against the rest
+            values[: actions * actions] = torch.as_tensor(
+                np.fromfunction(
+                    lambda own, other: np.where(other == 0, own == 3, own == 5),
+                    (actions, actions),
+                ).reshape(-1),
+                dtype=torch.float32,
+            )
+    rollout = run.collect()
+    masks, played = np.concatenate(rollout.masks), np.concatenate(rollout.actions)
+    best = 3 if critic == "action" else None
+    if best is None:  # the other seat plays card 0 wherever it can: near certain
+        partners = np.concatenate(rollout.partners)
+        best_of = np.where(masks[partners][:, 0], 3, 5)
+    else:
+        best_of = np.full(len(masks), best)
+    legal = masks[np.arange(len(masks)), best_of]
+    assert legal.sum() > 50
+    assert np.array_equal(played[legal], best_of[legal])
+    assert np.exp(np.concatenate(rollout.log_probs))[masks[:, 0], 0].min() > 0.99
 
 
 @pytest.mark.parametrize("end", [None, 0.0])

@@ -45,10 +45,12 @@ Algorithms (``--algorithm``):
   play the solution mixed with ``--explore`` uniform exploration, and the policy
   network is fitted to the solution at every decision of the batch.
 
-``--explore e`` (qmmd, neurd, minimax) mixes ``e`` of uniform play into what the seats
+``--explore e`` (qmmd, neurd, minimax) mixes ``e`` of other play into what the seats
 play, so play reaches positions a best response could steer to; what is learned there
 stays the policy's own (expected backups; keep ``--gae-lambda 0``, whose returns are
-the backups alone). ``--magnet-coef``, ``--entropy-coef``, ``--explore`` and
+the backups alone). The other play is ``--exploration``'s: ``uniform`` (every legal
+action alike) or ``greedy`` (the action the critic values most against the other seat's
+policy: a one-step best response, which steers where the critic sees the policy lose). ``--magnet-coef``, ``--entropy-coef``, ``--explore`` and
 ``--learning-rate`` can be annealed linearly to ``--*-end`` values. ``--opponent-pool K``
 (fictitious self-play): one seat per game learns, the others are played by one of the
 last ``K`` snapshots (one drawn per rollout, a snapshot taken every ``--snapshot-every``
@@ -109,6 +111,8 @@ ALGORITHMS = ("ppo", "mmd", "qmmd", "neurd", "minimax")
 #: The algorithms that learn the action critic ``Q(observation, action)`` with expected
 #: backups.
 ACTION_VALUE = ("qmmd", "neurd")
+#: What ``--explore`` mixes into the seats' play.
+EXPLORATIONS = ("uniform", "greedy")
 #: The networks' activation (``mlp``), as a saved network names it.
 ACTIVATION = "tanh"
 CRITICS = ("action", "joint")
@@ -174,6 +178,11 @@ class Args:
         0.0, "qmmd, neurd, minimax: share of uniform play mixed into what the seats play"
     )
     explore_end: float | None = arg(None, "--explore at the end (linear); default: same")
+    exploration: str = arg(
+        "uniform",
+        "what --explore mixes in: uniform (every legal action alike) or greedy (the critic's "
+        "best action against the other seats' policy)",
+    )
     solver_iterations: int = arg(100, "minimax: regret-matching+ iterations per matrix game")
     inner_steps: int = arg(1, "qmmd with the joint critic: MMD steps per update on each matrix")
     critic: str = arg(
@@ -208,6 +217,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--algorithm", args.algorithm, ALGORITHMS)
     require_choice("--critic", args.critic, CRITICS)
     require_choice("--scale", args.scale, SCALES)
+    require_choice("--exploration", args.exploration, EXPLORATIONS)
     ignored_fields(game, args.ignore_fields)
     relative_fields(game, args.relative_fields)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
@@ -601,9 +611,9 @@ class SelfPlay:
             else:
                 chosen, log_probs = self._choose(self.learner.policy, flat_obs, flat_masks)
                 values = v.cpu().numpy()
-            if a.algorithm == "minimax" or explore:  # the behaviour: the policy and uniform
-                uniform = flat_masks / flat_masks.sum(axis=1, keepdims=True)
-                behaviour = (1 - explore) * np.exp(log_probs) + explore * uniform
+            if a.algorithm == "minimax" or explore:  # the behaviour: the policy and more
+                other = self._exploration(q, log_probs, partners, flat_masks)
+                behaviour = (1 - explore) * np.exp(log_probs) + explore * other
                 chosen = self._sample(behaviour, flat_masks)
             if a.algorithm in ACTION_VALUE:  # expected backups: the value under the policies
                 probs = self._tensor(np.exp(log_probs))
@@ -634,6 +644,17 @@ class SelfPlay:
         _, v = self.learner.values(self._tensor(observations.reshape(-1, observations.shape[-1])))
         rollout.last_values = v.cpu().numpy().reshape(shape[1:])
         return rollout
+
+    def _exploration(self, q, log_probs, partners, masks: np.ndarray) -> np.ndarray:
+        """What ``--explore`` mixes in at each row: uniform over the legal actions, or
+        ``greedy``, one-hot on the legal action the critic values most against the other
+        seat's policy (the action critic: against the policies it was learned under)."""
+        if self.args.exploration == "uniform":
+            return masks / masks.sum(axis=1, keepdims=True)
+        probs = self._tensor(np.exp(log_probs))
+        values = Learner.action_values(q, None if partners is None else probs[partners])
+        best = np.where(masks, values.cpu().numpy(), -np.inf).argmax(axis=1)
+        return np.eye(masks.shape[1])[best]
 
     @staticmethod
     def _partners(deciding: np.ndarray, rows: np.ndarray) -> np.ndarray:
