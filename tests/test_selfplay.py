@@ -446,7 +446,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--exploration", "curious"], "--exploration='curious' is not allowed"),
         (["--solver-iterations", "0"], "--solver-iterations must be positive"),
         (["--ignore-fields", "hand,colour"], "--ignore-fields: colour not in .* fields: hand"),
-        (["--relative-fields", "colour"], "--relative-fields: colour not in .* fields: hand"),
+        (["--relative-fields", "colour"], "--relative-fields: colour not a field with one row"),
         (["--relative-fields", "aside"], "--relative-fields: aside not a field with one row per"),
     ],
 )

@@ -218,8 +218,8 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--critic", args.critic, CRITICS)
     require_choice("--scale", args.scale, SCALES)
     require_choice("--exploration", args.exploration, EXPLORATIONS)
-    ignored_fields(game, args.ignore_fields)
-    relative_fields(game, args.relative_fields)
+    field_names(game, args.ignore_fields, "--ignore-fields")
+    field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
     if args.algorithm == "minimax" and game.num_players != 2:
@@ -289,31 +289,20 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     return spec, options, game
 
 
-def ignored_fields(game, text: str, flag: str = "--ignore-fields") -> list[str]:
-    """``--ignore-fields``' names; ValueError for a name the observation layout lacks."""
+def field_names(game, text: str, flag: str, per_seat: bool = False) -> list[str]:
+    """The observation fields named in ``text`` (``--ignore-fields``, and with
+    ``per_seat`` ``--relative-fields``: fields whose first axis is the seats, the
+    observer's first); ValueError for a name the game's layout lacks."""
     names = [name.strip() for name in text.split(",") if name.strip()]
-    fields = game.observation_layout.fields
-    unknown = [name for name in names if name not in fields]
-    if unknown:
-        raise ValueError(
-            f"{flag}: {', '.join(unknown)} not in this game's observation; its "
-            f"fields: {', '.join(fields)}"
-        )
-    return names
-
-
-def relative_fields(game, text: str) -> list[str]:
-    """``--relative-fields``' names; ValueError unless each is a field of the observation
-    with one row per seat (its first axis the seats, the observer's first)."""
-    names = ignored_fields(game, text, "--relative-fields")
-    views = game.observation_layout.views(np.arange(game.observation_layout.size))
-    per_seat = [name for name, view in views.items() if view.shape[0] == game.num_players]
-    wrong = [name for name in names if name not in per_seat]
+    layout = game.observation_layout
+    allowed, what = list(layout.fields), "not in this game's observation; its fields"
+    if per_seat:
+        views = layout.views(np.arange(layout.size))
+        allowed = [name for name, view in views.items() if view.shape[0] == game.num_players]
+        what = "not a field with one row per seat; this game's"
+    wrong = [name for name in names if name not in allowed]
     if wrong:
-        raise ValueError(
-            f"--relative-fields: {', '.join(wrong)} not a field with one row per seat; this "
-            f"game's: {', '.join(per_seat)}"
-        )
+        raise ValueError(f"{flag}: {', '.join(wrong)} {what}: {', '.join(allowed)}")
     return names
 
 
@@ -504,8 +493,8 @@ class SelfPlay:
             hidden_sizes(args.hidden),
             self.joint,
             args.scale,
-            ignored_fields(game, args.ignore_fields),
-            relative_fields(game, args.relative_fields),
+            field_names(game, args.ignore_fields, "--ignore-fields"),
+            field_names(game, args.relative_fields, "--relative-fields", per_seat=True),
         )
         self.learner.to(self.device)
         self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
