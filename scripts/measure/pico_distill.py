@@ -3,10 +3,13 @@ figures docs/selfplay.md quotes.
 
     python scripts/measure/pico_distill.py --hidden 128,128 --games-per-deal 100 --epochs 100
     python scripts/measure/pico_distill.py --noise 0 0.02 0.05 0.1 0.2
+    python scripts/measure/pico_distill.py --states tree --deals 2 --epochs 40
 
 ``--states tree``: the states are every state of those deals' trees (what the exact
 NashConv asks about), so the fit is judged on exactly what it was fitted to: whether the
-network can hold the equilibrium at all.
+network can hold the equilibrium at all. ``--deals K`` keeps the first K of the 20 deals
+(a whole tree is about 459,000 states), and ``--relative-fields`` reads fields as the
+learner's option of that name does.
 
 Distillation (the default): from each of the 20 deals of the learner's periodic
 evaluation (``training.selfplay``: ``sample_deals(20, EVAL_SEED)``), ``--games-per-deal``
@@ -35,7 +38,14 @@ from envs.core.spec import get_spec
 from training.agents.nash import PicoNash
 from training.evaluation.nash_conv import nash_conv
 from training.evaluation.panel import EVAL_SEED
-from training.selfplay import SCALES, Learner, agent_of, hidden_sizes, masked_log_probs
+from training.selfplay import (
+    SCALES,
+    Learner,
+    agent_of,
+    field_names,
+    hidden_sizes,
+    masked_log_probs,
+)
 from training.solvers.pico import Position, observations, sample_deals, state_from_observation
 
 
@@ -96,13 +106,17 @@ def main() -> None:
         help="the states fitted: of random play, or every state of the deals' trees",
     )
     parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--deals", type=int, default=20, help="the first K evaluation deals")
+    parser.add_argument("--relative-fields", default="", help="as training.selfplay's")
     parser.add_argument("--noise", type=float, nargs="*", help="measure nash + noise instead")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
     game = get_spec("hiddenhand/pico-v0").make_game()
     nash = PicoNash(game)
-    deals = sample_deals(20, EVAL_SEED)
+    if not 1 <= args.deals <= 20:
+        parser.error(f"--deals must be 1 to 20, got {args.deals}")
+    deals = sample_deals(20, EVAL_SEED)[: args.deals]
     if args.noise:
         for noise in args.noise:
 
@@ -119,7 +133,8 @@ def main() -> None:
         seen, masks = states_of_random_play(game, deals, args.games_per_deal)
     labels = torch.as_tensor(nash.action_probabilities_batch(seen, masks), dtype=torch.float32)
     print(f"{len(seen)} distinct states labelled in {time.perf_counter() - started:.0f} s")
-    learner = Learner(game, hidden_sizes(args.hidden), scale=args.scale)
+    relative = field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
+    learner = Learner(game, hidden_sizes(args.hidden), scale=args.scale, relative=relative)
     optimizer = torch.optim.Adam(learner.policy.parameters(), lr=1e-3)
     inputs, legal = torch.as_tensor(seen), torch.as_tensor(masks)
     for epoch in range(args.epochs):
