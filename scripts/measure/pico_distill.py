@@ -4,6 +4,7 @@ figures docs/selfplay.md quotes.
     python scripts/measure/pico_distill.py --hidden 128,128 --games-per-deal 100 --epochs 100
     python scripts/measure/pico_distill.py --noise 0 0.02 0.05 0.1 0.2
     python scripts/measure/pico_distill.py --states tree --deals 2 --epochs 40
+    python scripts/measure/pico_distill.py --deals 2 --agents RUN RUN/average
 
 ``--states tree``: the states are every state of those deals' trees (what the exact
 NashConv asks about), so the fit is judged on exactly what it was fitted to: whether the
@@ -19,6 +20,9 @@ to them by cross-entropy (Adam, 1e-3, minibatches of 1,024), and its exact NashC
 those 20 deals is printed every ``--epochs``/5 epochs. A network that cannot get close
 from exact labels on the very deals it is judged on shows that representing the
 equilibrium, not finding it, is what is hard.
+
+``--agents PATH...``: the exact NashConv of saved agents on the same deals, per deal and
+their mean, for a fit to be set against a learner.
 
 ``--noise E...``: the exact NashConv of the equilibrium mixed with the uniform policy
 over the legal actions, ``(1 - E) nash + E uniform``, on the same deals: how precise a
@@ -36,8 +40,9 @@ import torch
 from envs.core.batched import engine_class, random_actions
 from envs.core.spec import get_spec
 from training.agents.nash import PicoNash
-from training.evaluation.nash_conv import nash_conv
+from training.evaluation.nash_conv import nash_conv, probabilities_of
 from training.evaluation.panel import EVAL_SEED
+from training.evaluation.tournament import make_agent
 from training.selfplay import (
     SCALES,
     Learner,
@@ -109,6 +114,7 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=20, help="the first K evaluation deals")
     parser.add_argument("--relative-fields", default="", help="as training.selfplay's")
     parser.add_argument("--noise", type=float, nargs="*", help="measure nash + noise instead")
+    parser.add_argument("--agents", nargs="*", help="measure these saved agents instead")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -117,6 +123,13 @@ def main() -> None:
     if not 1 <= args.deals <= 20:
         parser.error(f"--deals must be 1 to 20, got {args.deals}")
     deals = sample_deals(20, EVAL_SEED)[: args.deals]
+    if args.agents:
+        spec = get_spec("hiddenhand/pico-v0")
+        for path in args.agents:
+            agent = probabilities_of(make_agent(spec, game, path), game)
+            values = nash_conv(game, agent, deals)
+            print(f"{path}: NashConv {values.mean():.3f} (per deal {np.round(values, 3)})")
+        return
     if args.noise:
         for noise in args.noise:
 
