@@ -218,6 +218,44 @@ def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs
     assert summary["algorithms"]["b"]["runs"] == 4
 
 
+def test_the_report_gives_what_the_runs_cost(tmp_path):
+    """Per configuration the mean CPU seconds of one run's training and scoring, and the
+    CPU hours of every aggregated run; a run that recorded none counts for nothing."""
+    for seed, (train, score) in enumerate([(100.0, 50.0), (300.0, 70.0)]):
+        for algorithm in ("a", "b"):
+            finished(
+                tmp_path,
+                algorithm,
+                "pico-2p",
+                seed,
+                0.0,
+                train_cpu_seconds=train,
+                score_cpu_seconds=score,
+            )
+    finished(tmp_path, "a", "pickup-4p", 0, 0.0, score_cpu_seconds=36.0)
+    finished(tmp_path, "b", "pickup-4p", 0, 0.0)
+    finished(tmp_path, "a", "pickup-4p", 1, 0.0)
+    finished(tmp_path, "b", "pickup-4p", 1, 0.0)
+    summary = benchmark.report(tmp_path)
+    cost = summary["cost"]
+    assert cost["per_config"]["pico-2p"] == {
+        "runs": 4,
+        "train_cpu_seconds": 200.0,
+        "score_cpu_seconds": 60.0,
+    }
+    assert cost["per_config"]["pickup-4p"] == {
+        "runs": 4,
+        "train_cpu_seconds": None,
+        "score_cpu_seconds": 36.0,
+    }
+    assert cost["train_cpu_hours"] == 800 / 3600
+    assert cost["score_cpu_hours"] == (240 + 36) / 3600
+    table = (tmp_path / "results.md").read_text()
+    assert "| pico-2p | 4 | 200 | 60 |" in table
+    assert "| pickup-4p | 4 | not recorded | 36 |" in table
+    assert "All these runs: 0.30 CPU hours, 0.22 training and 0.08 scoring" in table
+
+
 def test_a_one_seed_report_says_it_has_no_interval(tmp_path):
     """The bootstrap resamples seeds: from one seed its "interval" is the point twice, so the
     report gives none (JSON null) and says why, rather than [+0.017, +0.017]."""

@@ -660,6 +660,7 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
                 "chance": bounds[0].get("chance"),
                 "runs": len(rates),
             }
+    summary["cost"] = cost(rows, configs)
     for x in algorithms:
         for y in algorithms:
             if x != y:
@@ -679,6 +680,29 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     (out / "results.md").write_text(markdown_table(summary))
     plot(out, rows, summary, matrices)
     return summary
+
+
+def cost(rows: list[dict], configs: list[str]) -> dict[str, Any]:
+    """What the aggregated runs cost in CPU seconds: per configuration the mean training and
+    scoring seconds of one run (over the runs that recorded them), and the CPU hours of
+    them all."""
+    per_config = {}
+    for config in configs:
+        runs = [r for r in rows if r["config"] == config]
+        means = {}
+        for key in ("train_cpu_seconds", "score_cpu_seconds"):
+            values = [r[key] for r in runs if r.get(key) is not None]
+            means[key] = float(np.mean(values)) if values else None
+        per_config[config] = {"runs": len(runs), **means}
+    seconds = {
+        key: sum(r.get(key) or 0.0 for r in rows)
+        for key in ("train_cpu_seconds", "score_cpu_seconds")
+    }
+    return {
+        "per_config": per_config,
+        "train_cpu_hours": seconds["train_cpu_seconds"] / 3600,
+        "score_cpu_hours": seconds["score_cpu_seconds"] / 3600,
+    }
 
 
 def interval(low: float, high: float, seeds: int) -> list[float] | None:
@@ -749,6 +773,24 @@ def markdown_table(summary: dict) -> str:
             "",
             "A lower bound on how far each run can be exploited (chance: one over the "
             "number of players; with two, NashConv ≥ 4 × win rate − 2).",
+        ]
+    if "cost" in summary:
+        lines += [
+            "",
+            "| configuration | runs | training CPU s per run (mean) | scoring CPU s per run (mean) |",
+            "|---|---|---|---|",
+        ]
+        for config, v in summary["cost"]["per_config"].items():
+            cells = [
+                "not recorded" if v[key] is None else f"{v[key]:,.0f}"
+                for key in ("train_cpu_seconds", "score_cpu_seconds")
+            ]
+            lines.append(f"| {config} | {v['runs']} | {cells[0]} | {cells[1]} |")
+        hours = summary["cost"]["train_cpu_hours"], summary["cost"]["score_cpu_hours"]
+        lines += [
+            "",
+            f"All these runs: {sum(hours):.2f} CPU hours, {hours[0]:.2f} training and "
+            f"{hours[1]:.2f} scoring (the runs that recorded them).",
         ]
     if summary["improvement"]:
         lines += ["", "| comparison | P(X > Y) (95% CI) |", "|---|---|"]
