@@ -50,10 +50,10 @@ play, so play reaches positions a best response could steer to; what is learned 
 stays the policy's own (expected backups; keep ``--gae-lambda 0``, whose returns are
 the backups alone). The other play is ``--exploration``'s: ``uniform`` (every legal
 action alike) or ``greedy`` (the action the critic values most against the other seat's
-policy: a one-step best response, which steers where the critic sees the policy lose). ``--magnet-coef``, ``--entropy-coef``, ``--explore`` and
-``--learning-rate`` can be annealed linearly to ``--*-end`` values. ``--opponent-pool K``
-(fictitious self-play): one seat per game learns, the others are played by one of the
-last ``K`` snapshots (one drawn per rollout, a snapshot taken every ``--snapshot-every``
+policy: a one-step best response, which steers where the critic sees the policy lose).
+``--magnet-coef``, ``--entropy-coef``, ``--explore`` and ``--learning-rate`` can be
+annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play):
+one seat per game learns, the others are played by one of the last ``K`` snapshots (one drawn per rollout, a snapshot taken every ``--snapshot-every``
 decisions).
 ``--opponent AGENT`` (a name the game knows or a model path): one seat per game learns,
 the others are played by that fixed agent, so the run trains a best response to it
@@ -175,7 +175,7 @@ class Args:
         2.0, "neurd: beta; no gradient pushes a logit (less the legal mean) beyond +-beta"
     )
     explore: float = arg(
-        0.0, "qmmd, neurd, minimax: share of uniform play mixed into what the seats play"
+        0.0, "qmmd, neurd, minimax: share of --exploration's play mixed into what the seats play"
     )
     explore_end: float | None = arg(None, "--explore at the end (linear); default: same")
     exploration: str = arg(
