@@ -218,6 +218,29 @@ def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs
     assert summary["algorithms"]["b"]["runs"] == 4
 
 
+def test_the_report_draws_the_nash_conv_curves_where_the_runs_have_them(tmp_path):
+    """Self-play runs in two-player Pico record the NashConv at each evaluation: the report
+    draws it against decisions beside the win rate; an SB3 run's CSV has no such curve."""
+    for seed in (0, 1):
+        for algorithm in ("a", "b"):
+            finished(tmp_path, algorithm, "pico-2p", seed, 0.0)
+            folder = tmp_path / "runs" / algorithm / "pico-2p" / f"seed{seed}"
+            (folder / "evaluations.csv").write_text(
+                "decisions,seconds,nash_conv,nash_conv_ci,win_heuristic\n"
+                f"1000,1.0,1.{seed}5,0.1,0.4\n2000,2.0,1.{seed}2,0.1,0.5\n"
+            )
+    assert benchmark.learning_curve(folder, "nash_conv") == ([1000, 2000], [1.15, 1.12])
+    assert benchmark.learning_curve(folder) == ([1000, 2000], [0.4, 0.5])
+    sb3 = tmp_path / "sb3"
+    sb3.mkdir()
+    (sb3 / "evaluations.csv").write_text("timesteps,opponent,win_rate\n500,heuristic,0.3\n")
+    assert benchmark.learning_curve(sb3) == ([500], [0.3])
+    assert benchmark.learning_curve(sb3, "nash_conv") is None
+    benchmark.report(tmp_path)
+    for picture in ("curves.png", "nash_conv_curves.png"):
+        assert (tmp_path / picture).stat().st_size > 1000
+
+
 def test_the_report_gives_what_the_runs_cost(tmp_path):
     """Per configuration the mean CPU seconds of one run's training and scoring, and the
     CPU hours of every aggregated run; a run that recorded none counts for nothing."""

@@ -866,19 +866,37 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
     plt.close(fig)
 
     # Learning curves of the runs whose folders are here (a merged CSV has none).
-    curves_of = {
-        (name, config): [
-            c
-            for r in rows
-            if r["algorithm"] == name and r["config"] == config and "folder" in r
-            if (c := learning_curve(Path(r["folder"]))) is not None
-        ]
-        for name in algorithms
-        for config in configs
-    }
-    drawn = [c for c in configs if any(curves_of[a, c] for a in algorithms)] or configs
-    fig, axes = plt.subplots(1, len(drawn), figsize=(4 * len(drawn), 3.5), squeeze=False)
-    for ax, config in zip(axes[0], drawn, strict=True):
+    for column, name, label in CURVES:
+        curves_of = {
+            (algorithm, config): [
+                c
+                for r in rows
+                if r["algorithm"] == algorithm and r["config"] == config and "folder" in r
+                if (c := learning_curve(Path(r["folder"]), column)) is not None
+            ]
+            for algorithm in algorithms
+            for config in configs
+        }
+        drawn = [c for c in configs if any(curves_of[a, c] for a in algorithms)]
+        if drawn or column == CURVES[0][0]:  # the first is drawn even empty
+            draw_curves(out / name, curves_of, drawn or configs, algorithms, label)
+
+
+#: The learning curves a report draws: the column of the runs' ``evaluations.csv``, the
+#: picture and its axis.
+CURVES = (
+    ("win_heuristic", "curves.png", "win rate vs heuristic"),
+    ("nash_conv", "nash_conv_curves.png", "NashConv (the learner's deals)"),
+)
+
+
+def draw_curves(path: Path, curves_of: dict, configs: list[str], algorithms, label: str) -> None:
+    """One panel per configuration: each algorithm's mean curve over its runs, ± one
+    standard deviation."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(configs), figsize=(4 * len(configs), 3.5), squeeze=False)
+    for ax, config in zip(axes[0], configs, strict=True):
         for name in algorithms:
             curves = curves_of[name, config]
             if not curves:
@@ -890,27 +908,33 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
             spread = values.std(axis=0)
             ax.plot(steps, mean, label=name)
             ax.fill_between(steps, mean - spread, mean + spread, alpha=0.2)
-        ax.set(title=config, xlabel="learner decisions", ylabel="win rate vs heuristic")
+        ax.set(title=config, xlabel="learner decisions", ylabel=label)
         ax.grid(alpha=0.3)
     if axes[0][0].get_legend_handles_labels()[0]:
         axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "curves.png", dpi=100)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-def learning_curve(folder: Path) -> tuple[list[int], list[float]] | None:
-    """(decisions, win rate against the heuristic) from a run's ``evaluations.csv``: an
-    SB3 run's (a row per opponent: ``timesteps``, ``opponent``, ``win_rate``) or the
-    self-play learner's (a row per evaluation: ``decisions``, ``win_heuristic``); None
-    where there is none, or no games against the heuristic."""
+def learning_curve(
+    folder: Path, column: str = "win_heuristic"
+) -> tuple[list[int], list[float]] | None:
+    """(decisions, ``column``) from a run's ``evaluations.csv``: the self-play learner's
+    (a row per evaluation: ``decisions``, ``win_heuristic``, in two-player Pico
+    ``nash_conv``), or an SB3 run's win rate against the heuristic (a row per opponent:
+    ``timesteps``, ``opponent``, ``win_rate``); None where there is none."""
     path = folder / "evaluations.csv"
     if not path.is_file():
         return None
     with open(path) as handle:
         rows = list(csv.DictReader(handle))
-    if rows and "win_heuristic" in rows[0]:
-        return [int(r["decisions"]) for r in rows], [float(r["win_heuristic"]) for r in rows]
+    if rows and "decisions" in rows[0]:
+        if column not in rows[0]:
+            return None
+        return [int(r["decisions"]) for r in rows], [float(r[column]) for r in rows]
+    if column != "win_heuristic":
+        return None
     rows = [r for r in rows if r.get("opponent") == "heuristic"]
     if not rows:  # no games against the heuristic: no curve
         return None
