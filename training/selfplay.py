@@ -359,8 +359,10 @@ class Learner(nn.Module):
         views = game.observation_layout.views(np.arange(size))
         others = [views[name][1:].reshape(-1) for name in relative]
         own = [np.tile(views[name][0].reshape(-1), len(views[name]) - 1) for name in relative]
-        self.register_buffer("others", torch.as_tensor(np.concatenate([[], *others]).astype(int)))
-        self.register_buffer("own", torch.as_tensor(np.concatenate([[], *own]).astype(int)))
+        indices = {"others": others, "own": own}  # derived from the game: not saved
+        for name, rows in indices.items():
+            index = torch.as_tensor(np.concatenate([[], *rows]).astype(np.int64))
+            self.register_buffer(name, index, persistent=False)
         self.policy = mlp([size, *hidden, actions])
         self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1])
 
