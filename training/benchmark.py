@@ -682,6 +682,10 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     return summary
 
 
+#: What a run's score records of its cost, in CPU seconds (``execute``).
+COST_FIELDS = ("train_cpu_seconds", "score_cpu_seconds")
+
+
 def cost(rows: list[dict], configs: list[str]) -> dict[str, Any]:
     """What the aggregated runs cost in CPU seconds: per configuration the mean training and
     scoring seconds of one run (over the runs that recorded them), and the CPU hours of
@@ -690,14 +694,11 @@ def cost(rows: list[dict], configs: list[str]) -> dict[str, Any]:
     for config in configs:
         runs = [r for r in rows if r["config"] == config]
         means = {}
-        for key in ("train_cpu_seconds", "score_cpu_seconds"):
+        for key in COST_FIELDS:
             values = [r[key] for r in runs if r.get(key) is not None]
             means[key] = float(np.mean(values)) if values else None
         per_config[config] = {"runs": len(runs), **means}
-    seconds = {
-        key: sum(r.get(key) or 0.0 for r in rows)
-        for key in ("train_cpu_seconds", "score_cpu_seconds")
-    }
+    seconds = {key: sum(r.get(key) or 0.0 for r in rows) for key in COST_FIELDS}
     return {
         "per_config": per_config,
         "train_cpu_hours": seconds["train_cpu_seconds"] / 3600,
@@ -781,10 +782,7 @@ def markdown_table(summary: dict) -> str:
             "|---|---|---|---|",
         ]
         for config, v in summary["cost"]["per_config"].items():
-            cells = [
-                "not recorded" if v[key] is None else f"{v[key]:,.0f}"
-                for key in ("train_cpu_seconds", "score_cpu_seconds")
-            ]
+            cells = ["not recorded" if v[key] is None else f"{v[key]:,.0f}" for key in COST_FIELDS]
             lines.append(f"| {config} | {v['runs']} | {cells[0]} | {cells[1]} |")
         hours = summary["cost"]["train_cpu_hours"], summary["cost"]["score_cpu_hours"]
         lines += [
