@@ -16,7 +16,8 @@ Distillation (the default): from each of the 20 deals of the learner's periodic
 evaluation (``training.selfplay``: ``sample_deals(20, EVAL_SEED)``), ``--games-per-deal``
 games of uniform random play give the states; the ``nash`` agent labels each with its
 equilibrium strategy; the learner's policy network (``--hidden``, ``--scale``) is fitted
-to them by cross-entropy (Adam, 1e-3, minibatches of 1,024), and its exact NashConv on
+to them by cross-entropy (Adam, ``--learning-rate`` 1e-3, optionally annealed linearly to
+``--learning-rate-end``; minibatches of 1,024), and its exact NashConv on
 those 20 deals is printed every ``--epochs``/5 epochs. A network that cannot get close
 from exact labels on the very deals it is judged on shows that representing the
 equilibrium, not finding it, is what is hard.
@@ -111,6 +112,13 @@ def main() -> None:
         help="the states fitted: of random play, or every state of the deals' trees",
     )
     parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument(
+        "--learning-rate-end",
+        type=float,
+        default=None,
+        help="anneal Adam's rate linearly to this over the epochs (default: constant)",
+    )
     parser.add_argument("--deals", type=int, default=20, help="the first K evaluation deals")
     parser.add_argument("--relative-fields", default="", help="as training.selfplay's")
     parser.add_argument("--noise", type=float, nargs="*", help="measure nash + noise instead")
@@ -148,10 +156,15 @@ def main() -> None:
     print(f"{len(seen)} distinct states labelled in {time.perf_counter() - started:.0f} s")
     relative = field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
     learner = Learner(game, hidden_sizes(args.hidden), scale=args.scale, relative=relative)
-    optimizer = torch.optim.Adam(learner.policy.parameters(), lr=1e-3)
+    optimizer = torch.optim.Adam(learner.policy.parameters(), lr=args.learning_rate)
     inputs, legal = torch.as_tensor(seen), torch.as_tensor(masks)
+    steps, step = args.epochs * -(-len(inputs) // 1024), 0
+    end = args.learning_rate if args.learning_rate_end is None else args.learning_rate_end
     for epoch in range(args.epochs):
         for rows in torch.randperm(len(inputs)).split(1024):
+            rate = args.learning_rate + step / steps * (end - args.learning_rate)
+            optimizer.param_groups[0]["lr"] = rate
+            step += 1
             log_probs = masked_log_probs(learner.logits(inputs[rows]), legal[rows])
             loss = -(labels[rows] * log_probs.masked_fill(~legal[rows], 0.0)).sum(1).mean()
             optimizer.zero_grad()
