@@ -448,6 +448,14 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--ignore-fields", "hand,colour"], "--ignore-fields: colour not in .* fields: hand"),
         (["--relative-fields", "colour"], "--relative-fields: colour not a field with one row"),
         (["--relative-fields", "aside"], "--relative-fields: aside not a field with one row per"),
+        (["--thermometer-fields", "colour"], "--thermometer-fields: colour not in .* fields"),
+        (
+            ["--thermometer-fields", "scores", "--ignore-fields", "scores"],
+            "--thermometer-fields: scores also ignored",
+        ),
+        (["--thermometer-range", "5,1"], "--thermometer-range must be LOW,HIGH, .* got '5,1'"),
+        (["--thermometer-range", "-5"], "--thermometer-range must be LOW,HIGH"),
+        (["--thermometer-range", "0,999"], "at most 201 thresholds"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_before_anything_is_written(
@@ -629,6 +637,50 @@ def test_relative_fields_read_each_seat_less_the_observer_and_the_saved_policy_a
     assert np.allclose(
         plain.logits_batch(seen), learner.logits(observations).detach().numpy(), atol=1e-4
     )
+
+
+@pytest.mark.parametrize("scale", ["none", "bounds"])
+def test_thermometer_units_step_at_each_threshold_and_the_saved_policy_agrees(tmp_path, scale):
+    """``--thermometer-fields scores`` with ``--relative-fields scores``: fixed units in the
+    first hidden layers read the margin as a thermometer code, whatever the inputs' scale,
+    and the saved model (a plain MLP, those units after the learned ones) plays what the
+    learner does."""
+    game = envs.get_spec("hiddenhand/pico-v0").make_game()
+    learner = selfplay.Learner(
+        game, [16, 16], True, scale, relative=["scores"], thermometer=["scores"], thresholds=(-2, 2)
+    )
+    scores = game.observation_layout.fields["scores"]
+    seen = np.random.default_rng(0).integers(0, 2, (5, game.observation_layout.size))
+    seen[:, scores.start], seen[:, scores.start + 1] = 20, [17, 19, 20, 21, 30]  # margins
+    observations = torch.as_tensor(seen, dtype=torch.float32)
+    x = learner.inputs(observations)
+    for network in (learner.policy, learner.critic):
+        units = torch.tanh(network[0](x))[:, 16:].detach().numpy()
+        assert units.shape == (5, 5)  # one unit per threshold -2..2
+        margins = np.array([-3, -1, 0, 1, 10])
+        steps = np.where(margins[:, None] >= np.arange(-2, 3), 1.0, -1.0)
+        assert np.allclose(units, steps, atol=0.05)  # each unit is on from its threshold
+    layers = learner.policy_layers()
+    assert [weight.shape for weight, _ in layers] == [(21, 84), (16, 21), (11, 16)]
+    plain = NetworkAgent(layers, selfplay.ACTIVATION, False)
+    assert np.allclose(
+        plain.logits_batch(seen), learner.logits(observations).detach().numpy(), atol=1e-4
+    )
+    fixed = list(learner.policy[0].parameters())
+    assert len(fixed) == 2 and fixed[0].shape == (16, 84)  # the steps are not learned
+    out = selfplay.train(
+        tiny(
+            decisions=600,
+            hidden="16,16",
+            relative_fields="scores",
+            thermometer_fields="scores",
+            thermometer_range="-2,2",
+            out=str(tmp_path / "run"),
+        )
+    )
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    agent = make_agent(spec, game, str(out))
+    assert agent.layers[0][0].shape == (21, 84)
 
 
 def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_path):

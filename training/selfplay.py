@@ -66,6 +66,12 @@ responses, ``training.benchmark``'s ``sp-psro``). ``--ignore-fields NAMES``: obs
 fields (the game's layout names them) that the networks do not read.
 ``--relative-fields NAMES``: fields with one row per seat that the networks read as each
 other seat's row less the observer's (the observer's own level is dropped).
+``--thermometer-fields NAMES``: each entry of these fields (as the networks read it, so a
+margin where the field is also relative) gets fixed step units in the first hidden layer
+of the policy and the critic, ``tanh(4 (x - k + 1/2))`` for every integer ``k`` of
+``--thermometer-range LOW,HIGH``: a thermometer code of the entry, so a value that
+decides a game by one point is as easy to read as one of ten. The saved policy is a plain
+MLP whose first hidden layer has these units after the learned ones.
 
 A run folder (``--out``) holds ``model.npz`` + ``model.json`` (the policy as plain
 arrays, loadable by path wherever an agent is named: ``training.evaluate``,
@@ -116,6 +122,10 @@ EXPLORATIONS = ("uniform", "greedy")
 #: The networks' activation (``mlp``), as a saved network names it.
 ACTIVATION = "tanh"
 CRITICS = ("action", "joint")
+#: ``--thermometer-fields``: the slope of a step unit (``tanh(2)``: 0.96 half a unit away)
+#: and the most thresholds per entry.
+STEP_SLOPE = 4.0
+MAX_THRESHOLDS = 201
 SCALES = ("bounds", "none")
 
 
@@ -150,6 +160,14 @@ class Args:
         "per-seat observation fields the networks read relative to the observer: each other "
         "seat's row less the observer's, whose own row they do not read (e.g. Pico's scores: "
         "with the win reward only the margins count)",
+    )
+    thermometer_fields: str = arg(
+        "",
+        "observation fields each of whose entries (as read, after --relative-fields) gets "
+        "fixed step units in the first hidden layers, one per integer of --thermometer-range",
+    )
+    thermometer_range: str = arg(
+        "-25,25", "LOW,HIGH: the integer thresholds of --thermometer-fields' units"
     )
     learning_rate: float = arg(3e-4, "Adam learning rate")
     learning_rate_end: float | None = arg(
@@ -220,6 +238,11 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--exploration", args.exploration, EXPLORATIONS)
     field_names(game, args.ignore_fields, "--ignore-fields")
     field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
+    thermometer = field_names(game, args.thermometer_fields, "--thermometer-fields")
+    ignored = set(thermometer) & set(field_names(game, args.ignore_fields, "--ignore-fields"))
+    if ignored:
+        raise ValueError(f"--thermometer-fields: {', '.join(ignored)} also ignored")
+    threshold_range(args.thermometer_range)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
     if args.algorithm == "minimax" and game.num_players != 2:
@@ -306,6 +329,21 @@ def field_names(game, text: str, flag: str, per_seat: bool = False) -> list[str]
     return names
 
 
+def threshold_range(text: str) -> tuple[int, int]:
+    """``--thermometer-range``'s ``LOW,HIGH``: integers, ``LOW <= HIGH``, at most
+    ``MAX_THRESHOLDS`` of them."""
+    try:
+        low, high = (int(value) for value in text.split(","))
+    except ValueError:
+        low, high = 1, 0
+    if not 0 <= high - low < MAX_THRESHOLDS:
+        raise ValueError(
+            f"--thermometer-range must be LOW,HIGH, integers with LOW <= HIGH and at most "
+            f"{MAX_THRESHOLDS} thresholds, got {text!r}"
+        )
+    return low, high
+
+
 def hidden_sizes(text: str) -> list[int]:
     try:
         sizes = [int(width) for width in text.split(",")]
@@ -316,12 +354,57 @@ def hidden_sizes(text: str) -> list[int]:
     return sizes
 
 
-def mlp(sizes: list[int]) -> nn.Sequential:
-    """Linear layers of ``sizes`` with ``ACTIVATION`` between them."""
+def mlp(sizes: list[int], steps: tuple[np.ndarray, np.ndarray] | None = None) -> nn.Sequential:
+    """Linear layers of ``sizes`` with ``ACTIVATION`` between them; ``steps`` (weights
+    ``(c, sizes[0])`` and biases ``(c,)``): ``c`` fixed units after the first layer's."""
+    extra = 0 if steps is None else len(steps[1])
+    widths_in = [sizes[0], sizes[1] + extra, *sizes[2:-1]]
     layers: list[nn.Module] = []
-    for i in range(len(sizes) - 1):
-        layers += [nn.Linear(sizes[i], sizes[i + 1]), nn.Tanh()]
+    for i, (width_in, width_out) in enumerate(zip(widths_in, sizes[1:], strict=True)):
+        linear = nn.Linear(width_in, width_out)
+        layers += [StepUnits(linear, *steps) if i == 0 and steps else linear, nn.Tanh()]
     return nn.Sequential(*layers[:-1])
+
+
+class StepUnits(nn.Module):
+    """A linear layer and fixed units after its own: ``--thermometer-fields``' steps."""
+
+    def __init__(self, linear: nn.Linear, weight: np.ndarray, bias: np.ndarray) -> None:
+        super().__init__()
+        self.linear = linear
+        for name, value in (("weight", weight), ("bias", bias)):  # derived: not saved
+            self.register_buffer(name, torch.as_tensor(value, dtype=torch.float32), False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.linear(x), x @ self.weight.T + self.bias], 1)
+
+
+def layer_arrays(module: nn.Module) -> tuple[np.ndarray, np.ndarray]:
+    """A linear layer's weight and bias as arrays (with ``StepUnits``, its fixed units'
+    rows after the learned ones)."""
+    parts = [module.linear, module] if isinstance(module, StepUnits) else [module]
+    weight, bias = (
+        np.concatenate([getattr(part, name).detach().cpu().numpy() for part in parts])
+        for name in ("weight", "bias")
+    )
+    return weight, bias
+
+
+def step_units(
+    layout, names: Sequence[str], relative: Sequence[str], factors: np.ndarray, bounds: tuple
+) -> tuple[np.ndarray, np.ndarray]:
+    """``--thermometer-fields``' units over the networks' inputs (``Learner.inputs``):
+    for each entry of ``names`` as read (a relative field's other rows, the margins) and
+    each integer ``k`` of ``bounds``, ``STEP_SLOPE * (x - k + 1/2)``, ``x`` the entry
+    unscaled (``factors``: the inputs' scale)."""
+    views = layout.views(np.arange(layout.size))
+    read = [(views[name][1:] if name in relative else views[name]).reshape(-1) for name in names]
+    thresholds = np.arange(bounds[0], bounds[1] + 1)
+    entries = np.repeat(np.concatenate(read), len(thresholds))
+    weight = np.zeros((len(entries), layout.size))
+    weight[np.arange(len(entries)), entries] = STEP_SLOPE / factors[entries]
+    bias = -STEP_SLOPE * (np.tile(thresholds, len(entries) // len(thresholds)) - 0.5)
+    return weight, bias
 
 
 def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
@@ -334,7 +417,8 @@ class Learner(nn.Module):
     MLPs over the observation as ``inputs`` gives it: scaled as ``--scale`` says
     (``scale``), the ``ignore`` fields scaled by 0, and the ``relative`` fields' rows less
     the observer's. All of it is linear, so a saved policy folds it into its first layer
-    and still reads the whole observation."""
+    and still reads the whole observation. The ``thermometer`` fields' step units
+    (``step_units``, at the integers of ``thresholds``) follow each first layer's own."""
 
     def __init__(
         self,
@@ -344,6 +428,8 @@ class Learner(nn.Module):
         scale: str = "none",
         ignore: Sequence[str] = (),
         relative: Sequence[str] = (),
+        thermometer: Sequence[str] = (),
+        thresholds: tuple[int, int] = (-25, 25),
     ) -> None:
         super().__init__()
         size, actions = game.observation_layout.size, game.num_actions
@@ -363,8 +449,12 @@ class Learner(nn.Module):
         for name, rows in indices.items():
             index = torch.as_tensor(np.concatenate([[], *rows]).astype(np.int64))
             self.register_buffer(name, index, persistent=False)
-        self.policy = mlp([size, *hidden, actions])
-        self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1])
+        layout = game.observation_layout
+        steps = (
+            step_units(layout, thermometer, relative, factors, thresholds) if thermometer else None
+        )
+        self.policy = mlp([size, *hidden, actions], steps)
+        self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1], steps)
 
     def inputs(self, observations: torch.Tensor) -> torch.Tensor:
         """The observations as the networks read them."""
@@ -393,8 +483,7 @@ class Learner(nn.Module):
     def policy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """The policy's layers as arrays, ``inputs`` folded into the first: it is ``x @ F``
         with ``F`` its image of the identity, so the first layer ``W`` becomes ``W F^T``."""
-        linear = [m for m in self.policy if isinstance(m, nn.Linear)]
-        layers = [(m.weight.detach().cpu().numpy(), m.bias.detach().cpu().numpy()) for m in linear]
+        layers = [layer_arrays(m) for m in self.policy if not isinstance(m, nn.Tanh)]
         first, bias = layers[0]
         size = first.shape[1]
         with torch.no_grad():
@@ -497,6 +586,8 @@ class SelfPlay:
             args.scale,
             field_names(game, args.ignore_fields, "--ignore-fields"),
             field_names(game, args.relative_fields, "--relative-fields", per_seat=True),
+            field_names(game, args.thermometer_fields, "--thermometer-fields"),
+            threshold_range(args.thermometer_range),
         )
         self.learner.to(self.device)
         self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
