@@ -456,6 +456,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--thermometer-range", "5,1"], "--thermometer-range must be LOW,HIGH, .* got '5,1'"),
         (["--thermometer-range", "-5"], "--thermometer-range must be LOW,HIGH"),
         (["--thermometer-range", "0,999"], "at most 201 thresholds"),
+        (["--activation", "gelu"], "--activation='gelu' is not allowed; allowed values: 'tanh'"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_before_anything_is_written(
@@ -633,7 +634,7 @@ def test_relative_fields_read_each_seat_less_the_observer_and_the_saved_policy_a
     assert torch.equal(x[:, scores.start], torch.zeros(8))
     margins = observations[:, scores.start + 1] - observations[:, scores.start]
     assert torch.equal(x[:, scores.start + 1], margins)
-    plain = NetworkAgent(learner.policy_layers(), selfplay.ACTIVATION, False)
+    plain = NetworkAgent(learner.policy_layers(), learner.activation, False)
     assert np.allclose(
         plain.logits_batch(seen), learner.logits(observations).detach().numpy(), atol=1e-4
     )
@@ -662,7 +663,7 @@ def test_thermometer_units_step_at_each_threshold_and_the_saved_policy_agrees(tm
         assert np.allclose(units, steps, atol=0.05)  # each unit is on from its threshold
     layers = learner.policy_layers()
     assert [weight.shape for weight, _ in layers] == [(21, 84), (16, 21), (11, 16)]
-    plain = NetworkAgent(layers, selfplay.ACTIVATION, False)
+    plain = NetworkAgent(layers, learner.activation, False)
     assert np.allclose(
         plain.logits_batch(seen), learner.logits(observations).detach().numpy(), atol=1e-4
     )
@@ -681,6 +682,20 @@ def test_thermometer_units_step_at_each_threshold_and_the_saved_policy_agrees(tm
     spec = envs.get_spec("hiddenhand/pico-v0")
     agent = make_agent(spec, game, str(out))
     assert agent.layers[0][0].shape == (21, 84)
+
+
+def test_a_relu_run_saves_a_relu_policy_that_plays_what_the_learner_does(tmp_path):
+    out = selfplay.train(tiny(decisions=600, activation="relu", out=str(tmp_path / "run")))
+    assert json.loads((out / "model.json").read_text())["activation"] == "relu"
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    learner = selfplay.Learner(game, [16, 16], activation="relu")
+    assert isinstance(learner.policy[1], torch.nn.ReLU)
+    seen = np.random.default_rng(0).integers(0, 3, (8, game.observation_layout.size))
+    plain = NetworkAgent(learner.policy_layers(), learner.activation, False)
+    expected = learner.logits(torch.as_tensor(seen, dtype=torch.float32)).detach().numpy()
+    assert np.allclose(plain.logits_batch(seen), expected, atol=1e-5)
+    assert make_agent(spec, game, str(out)).logits_batch(seen).shape == (8, game.num_actions)
 
 
 def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_path):

@@ -70,8 +70,9 @@ other seat's row less the observer's (the observer's own level is dropped).
 margin where the field is also relative) gets fixed step units in the first hidden layer
 of the policy and the critic, ``tanh(4 (x - k + 1/2))`` for every integer ``k`` of
 ``--thermometer-range LOW,HIGH``: a thermometer code of the entry, so a value that
-decides a game by one point is as easy to read as one of ten. The saved policy is a plain
-MLP whose first hidden layer has these units after the learned ones.
+decides a game by one point is as easy to read as one of ten (with ``--activation relu``
+they are hinges, ``relu`` of the same). The saved policy is a plain MLP whose first hidden
+layer has these units after the learned ones.
 
 A run folder (``--out``) holds ``model.npz`` + ``model.json`` (the policy as plain
 arrays, loadable by path wherever an agent is named: ``training.evaluate``,
@@ -119,8 +120,8 @@ ALGORITHMS = ("ppo", "mmd", "qmmd", "neurd", "minimax")
 ACTION_VALUE = ("qmmd", "neurd")
 #: What ``--explore`` mixes into the seats' play.
 EXPLORATIONS = ("uniform", "greedy")
-#: The networks' activation (``mlp``), as a saved network names it.
-ACTIVATION = "tanh"
+#: The networks' activations (``--activation``), as a saved network names them.
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 CRITICS = ("action", "joint")
 #: ``--thermometer-fields``: the slope of a step unit (``tanh(2)``: 0.96 half a unit away)
 #: and the most thresholds per entry.
@@ -144,6 +145,7 @@ class Args:
     num_games: int = arg(256, "games played in lockstep (B)")
     num_steps: int = arg(32, "engine steps per rollout")
     hidden: str = arg("128,128", "hidden layer sizes of the policy and the critic")
+    activation: str = arg("tanh", f"the networks' activation: {', '.join(ACTIVATIONS)}")
     scale: str = arg(
         "none",
         "observations as the networks see them: bounds (each entry "
@@ -236,6 +238,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--critic", args.critic, CRITICS)
     require_choice("--scale", args.scale, SCALES)
     require_choice("--exploration", args.exploration, EXPLORATIONS)
+    require_choice("--activation", args.activation, tuple(ACTIVATIONS))
     field_names(game, args.ignore_fields, "--ignore-fields")
     field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
     thermometer = field_names(game, args.thermometer_fields, "--thermometer-fields")
@@ -354,15 +357,20 @@ def hidden_sizes(text: str) -> list[int]:
     return sizes
 
 
-def mlp(sizes: list[int], steps: tuple[np.ndarray, np.ndarray] | None = None) -> nn.Sequential:
-    """Linear layers of ``sizes`` with ``ACTIVATION`` between them; ``steps`` (weights
+def mlp(
+    sizes: list[int],
+    activation: str = "tanh",
+    steps: tuple[np.ndarray, np.ndarray] | None = None,
+) -> nn.Sequential:
+    """Linear layers of ``sizes`` with ``activation`` between them; ``steps`` (weights
     ``(c, sizes[0])`` and biases ``(c,)``): ``c`` fixed units after the first layer's."""
     extra = 0 if steps is None else len(steps[1])
     widths_in = [sizes[0], sizes[1] + extra, *sizes[2:-1]]
     layers: list[nn.Module] = []
     for i, (width_in, width_out) in enumerate(zip(widths_in, sizes[1:], strict=True)):
         linear = nn.Linear(width_in, width_out)
-        layers += [StepUnits(linear, *steps) if i == 0 and steps else linear, nn.Tanh()]
+        layers += [StepUnits(linear, *steps) if i == 0 and steps else linear]
+        layers.append(ACTIVATIONS[activation]())
     return nn.Sequential(*layers[:-1])
 
 
@@ -430,8 +438,10 @@ class Learner(nn.Module):
         relative: Sequence[str] = (),
         thermometer: Sequence[str] = (),
         thresholds: tuple[int, int] = (-25, 25),
+        activation: str = "tanh",
     ) -> None:
         super().__init__()
+        self.activation = activation
         size, actions = game.observation_layout.size, game.num_actions
         self.joint = joint
         _, high = game.observation_layout.bounds()
@@ -453,8 +463,8 @@ class Learner(nn.Module):
         steps = (
             step_units(layout, thermometer, relative, factors, thresholds) if thermometer else None
         )
-        self.policy = mlp([size, *hidden, actions], steps)
-        self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1], steps)
+        self.policy = mlp([size, *hidden, actions], activation, steps)
+        self.critic = mlp([size, *hidden, actions ** (2 if joint else 1) + 1], activation, steps)
 
     def inputs(self, observations: torch.Tensor) -> torch.Tensor:
         """The observations as the networks read them."""
@@ -483,7 +493,7 @@ class Learner(nn.Module):
     def policy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """The policy's layers as arrays, ``inputs`` folded into the first: it is ``x @ F``
         with ``F`` its image of the identity, so the first layer ``W`` becomes ``W F^T``."""
-        layers = [layer_arrays(m) for m in self.policy if not isinstance(m, nn.Tanh)]
+        layers = [layer_arrays(m) for m in self.policy if isinstance(m, (nn.Linear, StepUnits))]
         first, bias = layers[0]
         size = first.shape[1]
         with torch.no_grad():
@@ -519,7 +529,7 @@ def log_of(probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 
 def agent_of(learner: Learner, deterministic: bool = False) -> NetworkAgent:
-    return NetworkAgent(learner.policy_layers(), ACTIVATION, deterministic)
+    return NetworkAgent(learner.policy_layers(), learner.activation, deterministic)
 
 
 def schedule(start: float, end: float | None, progress: float) -> float:
@@ -588,6 +598,7 @@ class SelfPlay:
             field_names(game, args.relative_fields, "--relative-fields", per_seat=True),
             field_names(game, args.thermometer_fields, "--thermometer-fields"),
             threshold_range(args.thermometer_range),
+            args.activation,
         )
         self.learner.to(self.device)
         self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
@@ -1002,11 +1013,12 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
     def checkpoint() -> None:
         """Save the model and evaluate it."""
         layers = run.learner.policy_layers()
-        save_network(layers, ACTIVATION, out / "model.npz", metadata)
+        save_network(layers, args.activation, out / "model.npz", metadata)
         if args.keep_checkpoints:
-            save_network(layers, ACTIVATION, out / "checkpoints" / f"{decisions}.npz", metadata)
+            path = out / "checkpoints" / f"{decisions}.npz"
+            save_network(layers, args.activation, path, metadata)
         row = {"decisions": decisions, "seconds": round(time.perf_counter() - started, 1)}
-        row |= evaluate(spec, game, NetworkAgent(layers, ACTIVATION, False), args)
+        row |= evaluate(spec, game, NetworkAgent(layers, args.activation, False), args)
         rows.append(row)
         for key, value in row.items():
             writer.add_scalar(f"eval/{key}", value, decisions)

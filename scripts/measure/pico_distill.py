@@ -4,13 +4,16 @@ figures docs/selfplay.md quotes.
     python scripts/measure/pico_distill.py --hidden 128,128 --games-per-deal 100 --epochs 100
     python scripts/measure/pico_distill.py --noise 0 0.02 0.05 0.1 0.2
     python scripts/measure/pico_distill.py --states tree --deals 2 --epochs 40
+    python scripts/measure/pico_distill.py --states tree --deals 2 --epochs 40 \
+        --relative-fields scores --thermometer-fields scores
     python scripts/measure/pico_distill.py --deals 2 --agents RUN RUN/average
 
 ``--states tree``: the states are every state of those deals' trees (what the exact
 NashConv asks about), so the fit is judged on exactly what it was fitted to: whether the
 network can hold the equilibrium at all. ``--deals K`` keeps the first K of the 20 deals
-(a whole tree is about 459,000 states), and ``--relative-fields`` reads fields as the
-learner's option of that name does.
+(a whole tree is about 459,000 states). ``--relative-fields``, ``--thermometer-fields``,
+``--thermometer-range`` and ``--activation`` build the network as the learner's options of
+those names do.
 
 Distillation (the default): from each of the 20 deals of the learner's periodic
 evaluation (``training.selfplay``: ``sample_deals(20, EVAL_SEED)``), ``--games-per-deal``
@@ -45,12 +48,14 @@ from training.evaluation.nash_conv import nash_conv, probabilities_of
 from training.evaluation.panel import EVAL_SEED
 from training.evaluation.tournament import make_agent
 from training.selfplay import (
+    ACTIVATIONS,
     SCALES,
     Learner,
     agent_of,
     field_names,
     hidden_sizes,
     masked_log_probs,
+    threshold_range,
 )
 from training.solvers.pico import Position, observations, sample_deals, state_from_observation
 
@@ -121,6 +126,9 @@ def main() -> None:
     )
     parser.add_argument("--deals", type=int, default=20, help="the first K evaluation deals")
     parser.add_argument("--relative-fields", default="", help="as training.selfplay's")
+    parser.add_argument("--thermometer-fields", default="", help="as training.selfplay's")
+    parser.add_argument("--thermometer-range", default="-25,25", help="as training.selfplay's")
+    parser.add_argument("--activation", default="tanh", choices=ACTIVATIONS)
     parser.add_argument("--noise", type=float, nargs="*", help="measure nash + noise instead")
     parser.add_argument("--agents", nargs="*", help="measure these saved agents instead")
     args = parser.parse_args()
@@ -155,7 +163,15 @@ def main() -> None:
     labels = torch.as_tensor(nash.action_probabilities_batch(seen, masks), dtype=torch.float32)
     print(f"{len(seen)} distinct states labelled in {time.perf_counter() - started:.0f} s")
     relative = field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
-    learner = Learner(game, hidden_sizes(args.hidden), scale=args.scale, relative=relative)
+    learner = Learner(
+        game,
+        hidden_sizes(args.hidden),
+        scale=args.scale,
+        relative=relative,
+        thermometer=field_names(game, args.thermometer_fields, "--thermometer-fields"),
+        thresholds=threshold_range(args.thermometer_range),
+        activation=args.activation,
+    )
     optimizer = torch.optim.Adam(learner.policy.parameters(), lr=args.learning_rate)
     inputs, legal = torch.as_tensor(seen), torch.as_tensor(masks)
     steps, step = args.epochs * -(-len(inputs) // 1024), 0
