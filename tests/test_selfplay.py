@@ -3,6 +3,7 @@ returns follow each seat's own trajectory, it learns, and what it saves loads ev
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -775,3 +776,27 @@ def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_pat
     np.savez(average / "model.npz", **arrays)
     with pytest.raises(ValueError, match="not a readable saved network"):
         make_agent(spec, game, str(average))
+
+
+def test_init_starts_the_policy_from_a_saved_network_and_refuses_what_does_not_fit(tmp_path):
+    saved = selfplay.train(tiny(decisions=300, hidden="16,16", out=str(tmp_path / "saved")))
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    args = tiny(hidden="16,16", init=str(saved), out=str(tmp_path / "run"))
+    run = selfplay.SelfPlay(args, game, {})
+    expected = make_agent(spec, game, str(saved)).layers
+    for (weight, bias), (start, start_bias) in zip(
+        run.learner.policy_layers(), expected, strict=True
+    ):
+        assert np.array_equal(weight, start) and np.array_equal(bias, start_bias)
+    for overrides, message in (
+        ({"hidden": "32,32"}, "the saved network is 16,16 tanh; pass --hidden"),
+        ({"activation": "relu"}, "the saved network is 16,16 tanh; pass --hidden"),
+        ({"relative_fields": "scores"}, "reads the raw observation"),
+        ({"init": str(tmp_path / "nothing")}, "--init: no saved network at"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            selfplay.check(dataclasses.replace(args, **overrides))
+    pickup = tiny(env="hiddenhand/pickup-v0", hidden="16,16", init=str(saved))
+    with pytest.raises(ValueError, match="--init: .*made for another env"):
+        selfplay.check(pickup)

@@ -454,6 +454,35 @@ def test_the_learned_bound_trains_a_best_response_and_converts_its_win_rate(
         main(["--env", "hiddenhand/pickup-v0", "--agent", "nobody", "--method", "learned"])
 
 
+def test_a_warm_start_begins_the_best_response_from_the_agents_own_network(tmp_path, capsys):
+    import json
+
+    from training import selfplay
+    from training.exploitability import main
+
+    args = selfplay.Args(
+        decisions=300, num_games=3, hidden="16", eval_every=0, eval_games=0,
+        eval_pimc_games=0, eval_deals=0, progress_bar=False, out=str(tmp_path / "agent"),
+    )  # fmt: skip
+    agent = selfplay.train(args)
+    main(
+        ["--agent", str(agent), "--method", "learned", "--steps", "256", "--games", "20"]
+        + ["--warm-start", "--out", str(tmp_path / "br")]
+    )
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["warm_start"] is True
+    config = json.loads((tmp_path / "br" / "config.json").read_text())
+    assert config["init"] == str(agent) and config["hidden"] == "16"
+    for bad, message in (
+        (["--agent", "random"], "'random' is not a saved network of the self-play learner"),
+        (["--agent", str(agent), "--trainer", "sb3"], "--warm-start needs --trainer selfplay"),
+    ):
+        with pytest.raises(SystemExit):
+            main([*bad, "--method", "learned", "--warm-start", "--out", str(tmp_path / "x")])
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
 def test_the_learners_best_response_gains_clearly_on_random_and_never_beyond_the_exact(tmp_path):
     """A lower bound must not exceed what it bounds: the learned NashConv bound of
     ``random`` (the self-play learner's best response, 40,000 decisions) stays under its

@@ -64,6 +64,8 @@ game draws one member in proportion to the weights, which plays every other seat
 game until its end; each member's rows are played in one batched call (PSRO's best
 responses, ``training.benchmark``'s ``sp-psro``). ``--ignore-fields NAMES``: observation
 fields (the game's layout names them) that the networks do not read.
+``--init PATH`` starts the policy from a saved network (a best response that starts as
+the agent it answers, ``training.exploitability --warm-start``).
 ``--relative-fields NAMES``: fields with one row per seat that the networks read as each
 other seat's row less the observer's (the observer's own level is dropped).
 ``--thermometer-fields NAMES``: each entry of these fields (as the networks read it, so a
@@ -146,6 +148,12 @@ class Args:
     num_steps: int = arg(32, "engine steps per rollout")
     hidden: str = arg("128,128", "hidden layer sizes of the policy and the critic")
     activation: str = arg("tanh", f"the networks' activation: {', '.join(ACTIVATIONS)}")
+    init: str = arg(
+        "",
+        "a saved network (a learner's model, one network) to start the policy from: its "
+        "hidden sizes and activation must be --hidden's and --activation's, and the networks "
+        "must read the raw observation (--scale none, no --*-fields)",
+    )
     scale: str = arg(
         "none",
         "observations as the networks see them: bounds (each entry "
@@ -305,6 +313,8 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
             except ValueError as error:
                 raise ValueError(f"--opponent: {error}") from None
     hidden_sizes(args.hidden)
+    if args.init:
+        initial_layers(args, spec, game)
     try:
         torch.empty(1, device=args.device)
     except (RuntimeError, AssertionError) as error:
@@ -330,6 +340,34 @@ def field_names(game, text: str, flag: str, per_seat: bool = False) -> list[str]
     if wrong:
         raise ValueError(f"{flag}: {', '.join(wrong)} {what}: {', '.join(allowed)}")
     return names
+
+
+def initial_layers(args: Args, spec, game) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``--init``'s layers, checked against the env and the run's network; ValueError
+    saying what does not fit."""
+    from training.agents.network import load_network_agent
+
+    transformed = args.scale != "none" or any(
+        (args.ignore_fields, args.relative_fields, args.thermometer_fields)
+    )
+    if transformed:
+        raise ValueError(
+            "--init starts from a saved network, which reads the raw observation: use "
+            "--scale none and no --ignore-fields, --relative-fields or --thermometer-fields"
+        )
+    try:
+        agent = load_network_agent(args.init, game, spec.aec_id)
+    except ValueError as error:
+        raise ValueError(f"--init: {error}") from None
+    if not isinstance(agent, NetworkAgent):
+        raise ValueError("--init: an average of networks is not one network to start from")
+    hidden = [len(bias) for _, bias in agent.layers[:-1]]
+    if hidden != hidden_sizes(args.hidden) or agent.activation_name != args.activation:
+        raise ValueError(
+            f"--init: the saved network is {','.join(map(str, hidden))} "
+            f"{agent.activation_name}; pass --hidden and --activation to match it"
+        )
+    return agent.layers
 
 
 def threshold_range(text: str) -> tuple[int, int]:
@@ -600,6 +638,14 @@ class SelfPlay:
             threshold_range(args.thermometer_range),
             args.activation,
         )
+        if args.init:
+            linear = [m for m in self.learner.policy if isinstance(m, nn.Linear)]
+            with torch.no_grad():
+                for module, (weight, bias) in zip(
+                    linear, initial_layers(args, get_spec(args.env), game), strict=True
+                ):
+                    module.weight.copy_(torch.as_tensor(weight))
+                    module.bias.copy_(torch.as_tensor(bias))
         self.learner.to(self.device)
         self.magnet = copy.deepcopy(self.learner.policy).requires_grad_(False)
         self.optimizer = torch.optim.Adam(

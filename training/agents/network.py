@@ -86,6 +86,7 @@ class NetworkAgent(LogitsAgent):
     ) -> None:
         super().__init__(deterministic)
         self.layers = layers
+        self.activation_name = activation
         self.activation = ACTIVATIONS[activation]
 
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
