@@ -473,9 +473,16 @@ def test_a_warm_start_begins_the_best_response_from_the_agents_own_network(tmp_p
     assert result["warm_start"] is True
     config = json.loads((tmp_path / "br" / "config.json").read_text())
     assert config["init"] == str(agent) and config["hidden"] == "16"
+    main(  # the shipped SB3 agent, through the SB3 trainer's --init-model
+        ["--agent", "ppo", "--method", "learned", "--steps", "256", "--games", "4"]
+        + ["--trainer", "sb3", "--warm-start", "--out", str(tmp_path / "sb3")]
+    )
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["warm_start"] is True
+    config = json.loads((tmp_path / "sb3" / "config.json").read_text())
+    assert config["init_model"].endswith("pico_2p.zip") and config["net_arch"] == "128,128"
     for bad, message in (
         (["--agent", "random"], "'random' is not a saved network of the self-play learner"),
-        (["--agent", str(agent), "--trainer", "sb3"], "--warm-start needs --trainer selfplay"),
+        (["--agent", str(agent), "--trainer", "sb3"], "is neither ppo nor a saved model.zip"),
     ):
         with pytest.raises(SystemExit):
             main([*bad, "--method", "learned", "--warm-start", "--out", str(tmp_path / "x")])
