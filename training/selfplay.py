@@ -247,12 +247,12 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--scale", args.scale, SCALES)
     require_choice("--exploration", args.exploration, EXPLORATIONS)
     require_choice("--activation", args.activation, tuple(ACTIVATIONS))
-    field_names(game, args.ignore_fields, "--ignore-fields")
+    ignored = field_names(game, args.ignore_fields, "--ignore-fields")
     field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
     thermometer = field_names(game, args.thermometer_fields, "--thermometer-fields")
-    ignored = set(thermometer) & set(field_names(game, args.ignore_fields, "--ignore-fields"))
-    if ignored:
-        raise ValueError(f"--thermometer-fields: {', '.join(ignored)} also ignored")
+    if set(thermometer) & set(ignored):
+        both = ", ".join(sorted(set(thermometer) & set(ignored)))
+        raise ValueError(f"--thermometer-fields: {both} also ignored")
     threshold_range(args.thermometer_range)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
