@@ -146,6 +146,26 @@ def test_a_one_reveal_endgame():
     assert PicoSolver("score").value(level) == pytest.approx(-0.2)
 
 
+def test_the_solver_solves_each_reveal_as_its_solve_says():
+    """``PicoSolver(solve=...)``: the same backward induction with another solution of each
+    reveal's matrix game. With ``matrix_game`` it is the exact solver; with uniform play it
+    values the last reveal of the worked example above as the mean of its matrix
+    [[0, 1], [1, -1]], 1/4, and plays each card half the time."""
+    position = Position(1, (mask(2, 4), mask(3, 5)), (0, 0), (1, 0))
+    early = Position.deal(*sample_deals(1, 0)[0])
+    exact, same = PicoSolver("win"), PicoSolver("win", solve=matrix_game)
+    assert same.value(position) == pytest.approx(exact.value(position))
+    assert same.value(early) == pytest.approx(exact.value(early))
+
+    def uniform(matrix):
+        rows, columns = matrix.shape
+        return matrix.mean(), np.full(rows, 1 / rows), np.full(columns, 1 / columns)
+
+    played = PicoSolver("win", solve=uniform)
+    assert played.value(position) == pytest.approx(0.25)
+    assert played.strategy(position, 1)[[card(3), card(5)]] == pytest.approx([0.5, 0.5])
+
+
 def test_a_two_reveal_endgame():
     """Last round, score objective: player_0 holds 2, 4, 16, player_1 3, 5. A win for
     player_1 ends the game; a win for player_0 leaves two cards each, one more reveal.

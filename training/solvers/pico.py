@@ -354,9 +354,18 @@ def _gains(points: Sequence[int]) -> list[int]:
 class PicoSolver:
     """Backward induction over two-player Pico with memoised values (player_0's side)."""
 
-    def __init__(self, objective: str = "win", points: Sequence[int] | None = None) -> None:
+    def __init__(
+        self,
+        objective: str = "win",
+        points: Sequence[int] | None = None,
+        solve: Callable[[np.ndarray], tuple[float, np.ndarray, np.ndarray]] | None = None,
+    ) -> None:
         require_choice("objective", objective, OBJECTIVES)
         self.objective = objective
+        #: Each reveal's solution (value, row and column strategies): by default its exact
+        #: equilibrium (``matrix_game``); another, such as a regularised one, makes this the
+        #: solver of another solution concept by the same backward induction.
+        self.solve = solve
         self.points = tuple(int(p) for p in points) if points is not None else DEFAULT_TABLE
         self.gains = _gains(self.points)
         self._values: dict[int, float] = {}
@@ -400,7 +409,7 @@ class PicoSolver:
     def strategy(self, position: Position, player: int) -> np.ndarray:
         """An equilibrium mixed strategy of ``player`` at ``position`` over the 11 actions."""
         rows, columns, matrix = self.matrix(position)
-        _, row, column = matrix_game(matrix)
+        _, row, column = (self.solve or matrix_game)(matrix)
         strategy = np.zeros(NUM_CARDS)
         strategy[list(rows if player == 0 else columns)] = row if player == 0 else column
         return strategy
@@ -449,7 +458,7 @@ class PicoSolver:
                     v = future(round_ + 1, n1 | m1, n0 | m0, 0, 0, nd)
                 row.append(v if win else v + gained)
             rows.append(row)
-        value = game_value(rows)
+        value = game_value(rows) if self.solve is None else self.solve(np.array(rows))[0]
         self._values[key] = value
         return value
 
