@@ -140,9 +140,10 @@ def test_a_run_gets_a_learned_bound_and_the_report_shows_it(
     again = benchmark.execute(run, evaluation)  # finished: kept (a tiny panel's interval is NaN)
     assert json.dumps(again, sort_keys=True) == json.dumps(result, sort_keys=True)
     summary = benchmark.report(tmp_path)
-    bound = summary["algorithms"]["sp-ppo"]["bound"]
+    bound = summary["algorithms"]["sp-ppo"]["bound"]["pico-2p"]  # per configuration
     assert bound["runs"] == 1 and bound["mean"] == bound["max"] == result["bound_win_rate"]
-    assert "learned best response's win rate" in (tmp_path / "results.md").read_text()
+    text = (tmp_path / "results.md").read_text()
+    assert "learned best response's win rate" in text and "pico-2p (chance 0.50)" in text
 
 
 def test_one_set_of_hyperparameters_runs_on_every_configuration(tmp_path):

@@ -651,15 +651,23 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
                 "ci": ci if len(exact) > 1 else None,  # one run: no interval (JSON null)
                 "runs": len(exact),
             }
-        bounds = [r for r in rows if r["algorithm"] == algorithm and "bound_win_rate" in r]
-        if bounds:  # the learned best response's win rate: its mean and best over runs
-            rates = [r["bound_win_rate"] for r in bounds]
-            summary["algorithms"].setdefault(algorithm, {})["bound"] = {
-                "mean": float(np.mean(rates)),
-                "max": float(np.max(rates)),
-                "chance": bounds[0].get("chance"),
-                "runs": len(rates),
-            }
+        bounds = {}  # per configuration, the learned best response's win rate over runs
+        for config in configs:
+            scored = [
+                r
+                for r in rows
+                if r["algorithm"] == algorithm and r["config"] == config and "bound_win_rate" in r
+            ]
+            rates = [r["bound_win_rate"] for r in scored]
+            if rates:
+                bounds[config] = {
+                    "mean": float(np.mean(rates)),
+                    "max": float(np.max(rates)),
+                    "chance": scored[0].get("chance"),
+                    "runs": len(rates),
+                }
+        if bounds:
+            summary["algorithms"].setdefault(algorithm, {})["bound"] = bounds
     summary["cost"] = cost(rows, configs)
     for x in algorithms:
         for y in algorithms:
@@ -762,18 +770,24 @@ def markdown_table(summary: dict) -> str:
         lines += ["", f"NashConv {scale()}."]
     bounds = {name: s["bound"] for name, s in summary["algorithms"].items() if "bound" in s}
     if bounds:
+        bounded = [c for c in configs if any(c in v for v in bounds.values())]
+        chances = {c: next(v[c]["chance"] for v in bounds.values() if c in v) for c in bounded}
         lines += [
             "",
-            "| algorithm | learned best response's win rate against the run: mean over runs "
-            "| the most exploited run | runs |",
-            "|---|---|---|---|",
+            "| algorithm | " + " | ".join(f"{c} (chance {chances[c]:.2f})" for c in bounded) + " |",
+            "|---|" + "---|" * len(bounded),
         ]
         for name, v in bounds.items():
-            lines.append(f"| {name} | {v['mean']:.3f} | {v['max']:.3f} | {v['runs']} |")
+            cells = [
+                f"{v[c]['mean']:.3f} ({v[c]['max']:.3f}), {v[c]['runs']} runs" if c in v else ""
+                for c in bounded
+            ]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines += [
             "",
-            "A lower bound on how far each run can be exploited (chance: one over the "
-            "number of players; with two, NashConv ≥ 4 × win rate − 2).",
+            "The learned best response's win rate against each run: the mean over runs (the "
+            "most exploited run's). A lower bound on how far each run can be exploited; with "
+            "two players, NashConv ≥ 4 × win rate − 2.",
         ]
     if "cost" in summary:
         lines += [

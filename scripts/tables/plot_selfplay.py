@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import itertools
 import json
 from pathlib import Path
 
@@ -58,9 +59,9 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(12, 5.5))
-    # 20 colours, then the same colours dashed: every run its own line
+    # 20 colours, solid, then dashed, then dotted, then again: every run its own line up to 60
     colours = plt.cm.tab20.colors
-    styles = [(c, "-") for c in colours] + [(c, "--") for c in colours]
+    styles = itertools.cycle([(c, style) for style in ("-", "--", ":") for c in colours])
     print("| run | settings | NashConv (20 deals) at each evaluation |")
     print("|---|---|---|")
     for (colour, style), run in zip(styles, args.runs, strict=False):
