@@ -36,6 +36,7 @@ from training.agents import features_class, games_with_features
 from training.agents.policy import (
     LogitsAgent,
     PolicyAgent,
+    hidden_layers_of,
     load_policy,
     policy_metadata,
     save_policy,
@@ -384,10 +385,7 @@ def check_start_model(args: Args, spec, game, net_arch: list[int]):
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
     start = load_policy(args.init_model, game, spec.aec_id, same_options=False).model.policy
-    hidden = start.net_arch  # SB3's default spells [64, 64] as {"pi": ..., "vf": ...}
-    if isinstance(hidden, dict) and hidden.get("pi") == hidden.get("vf"):
-        hidden = hidden["pi"]
-    if hidden != net_arch:
+    if hidden_layers_of(start) != net_arch:
         raise ValueError(
             f"{args.init_model} has hidden layers {start.net_arch}, not --net-arch {args.net_arch}"
         )

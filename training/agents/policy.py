@@ -125,6 +125,16 @@ class PolicyAgent(LogitsAgent):
             return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
 
 
+def hidden_layers_of(policy) -> list[int] | dict:
+    """An SB3 policy's hidden layer sizes: one list where the actor and the critic share
+    them (SB3's default spells ``[64, 64]`` as ``{"pi": [64, 64], "vf": [64, 64]}``), the
+    dict as SB3 holds it where they differ."""
+    hidden = policy.net_arch
+    if isinstance(hidden, dict) and hidden.get("pi") == hidden.get("vf"):
+        return hidden["pi"]
+    return hidden
+
+
 def load_policy(
     path: str | Path, game: Game, env_id: str, same_options: bool = True
 ) -> PolicyAgent:
