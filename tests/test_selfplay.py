@@ -426,6 +426,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--learning-rate", "0"], "--learning-rate must be positive"),
         (["--learning-rate-end", "-0.001"], "--learning-rate-end must be at least 0"),
         (["--critic-epochs", "0"], "--critic-epochs must be positive"),
+        (["--kl-coef-end", "0"], "--kl-coef-end must be positive"),
         (["--gae-lambda", "2"], "--gae-lambda in \\[0, 1\\]"),
         (["--device", "cuda:7"], "--device 'cuda:7' is not available here"),
         (["--device", "abacus"], "--device 'abacus' is not available here"),
@@ -559,6 +560,33 @@ def test_learning_rate_is_constant_or_annealed_linearly(end):
         before = [p.detach().clone() for p in run.learner.parameters()]
         run.update(rollout, 1.0)
         assert all(torch.equal(b, p) for b, p in zip(before, run.learner.parameters(), strict=True))
+
+
+def test_the_kl_weight_is_annealed_and_sets_the_step(monkeypatch):
+    """``--kl-coef-end`` moves 1/eta linearly with the run's progress, and MMD's step at
+    each decision is taken with the weight of that moment: a heavier weight keeps the
+    goal nearer the rollout's policy."""
+    args = tiny(algorithm="qmmd", kl_coef=1.0, kl_coef_end=5.0)
+    spec, options, game = selfplay.check(args)
+    run = SelfPlay(args, game, options)
+    rollout = run.collect()
+    weights = []
+    targets = run._mmd_targets
+    monkeypatch.setattr(run, "_mmd_targets", lambda b, m, k: weights.append(k) or targets(b, m, k))
+    for progress, expected in ((0.0, 1.0), (0.5, 3.0), (1.0, 5.0)):
+        assert run.update(rollout, progress)["kl_coef"] == pytest.approx(expected)
+    assert weights == pytest.approx([1.0, 3.0, 5.0])
+    batch = {
+        "observations": torch.as_tensor(np.concatenate(rollout.observations)),
+        "masks": torch.as_tensor(np.concatenate(rollout.masks)),
+        "old": torch.as_tensor(np.concatenate(rollout.log_probs), dtype=torch.float32),
+    }
+    old = batch["old"].exp()
+
+    def moved(kl_coef):
+        return (targets(batch, 0.1, kl_coef).exp() - old).abs().sum(1).mean().item()
+
+    assert moved(1.0) > moved(5.0) > 0
 
 
 @pytest.mark.parametrize(("critic_epochs", "critic_steps"), [(None, 2), (3, 6)])

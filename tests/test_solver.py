@@ -20,6 +20,7 @@ from training.solvers.pico import (
     game_value,
     matrix_game,
     observations,
+    policy_values,
     sample_deals,
 )
 from training.solvers.zero_sum import zero_sum_lp
@@ -252,11 +253,17 @@ def brute_force(game, agent, state, objective="win"):
     return value(state, 0), value(state, 1)
 
 
-@pytest.mark.parametrize("name", ["random", "heuristic", "ppo"])
-def test_best_responses_match_a_plain_recursion(game, name):
+def sampling_agent(game, name: str):
+    """A shipped agent that states the policy it samples (``ppo`` plays its mode by default)."""
     agent = pico.SPEC.agent_factory(name)(game)
     if name == "ppo":
         agent.deterministic = False
+    return agent
+
+
+@pytest.mark.parametrize("name", ["random", "heuristic", "ppo"])
+def test_best_responses_match_a_plain_recursion(game, name):
+    agent = sampling_agent(game, name)
     for state, reveal in late_positions(game, 3, seed=11):
         expected = brute_force(game, agent, state)
         got = best_responses(game, probabilities_of(agent), Position.from_state(state), reveal)
@@ -278,6 +285,72 @@ def test_exploitability_of_the_agents_in_late_positions(game):
     assert max(gaps["nash"]) < 1e-6
     assert min(gaps["random"]) >= 0 and sum(gaps["random"]) > 0
     assert min(gaps["heuristic"]) >= 0
+
+
+def on_policy(game, agent, state, memo):
+    """The agent's value in both seats by plain recursion over the real states."""
+    key = game.observation(state, 0).tobytes()
+    if key not in memo:
+        if state.is_terminal():
+            scores = state.scores()
+            memo[key] = float(np.sign(scores[0] - scores[1]))
+        else:
+            sigma = [
+                agent.action_probabilities(
+                    game.observation(state, p), state.legal_mask(p).astype(np.int8)
+                )
+                for p in (0, 1)
+            ]
+            matrix = joint_matrix(game, agent, state, memo)
+            memo[key] = float(sigma[0] @ matrix @ sigma[1])
+    return memo[key]
+
+
+def joint_matrix(game, agent, state, memo):
+    """The value of each pair of cards at ``state`` (11 x 11, player_0's the row)."""
+    matrix = np.zeros((11, 11))
+    for a in state.legal_actions(0):
+        for b in state.legal_actions(1):
+            child = state.clone()
+            child.apply({0: a, 1: b})
+            matrix[a, b] = on_policy(game, agent, child, memo)
+    return matrix
+
+
+def row_of(game, seen, state):
+    return int(np.flatnonzero((seen == game.observation(state, 0)).all(axis=1))[0])
+
+
+@pytest.mark.parametrize("name", ["random", "heuristic", "ppo"])
+def test_policy_values_match_a_plain_recursion(game, name):
+    agent = sampling_agent(game, name)
+    for state, reveal in late_positions(game, 3, seed=5):
+        seen, joint = policy_values(
+            game, probabilities_of(agent), Position.from_state(state), reveal
+        )
+        assert len(seen) == len(joint) == len(np.unique(seen, axis=0))
+        expected = joint_matrix(game, agent, state, {})
+        assert joint[row_of(game, seen, state)] == pytest.approx(expected, abs=1e-6)
+
+
+def test_policy_values_of_the_equilibrium_are_the_solvers_matrices_over_both_rounds(game):
+    solver = PicoSolver("win")
+    nash = probabilities_of(PicoNash(game))
+    found = [
+        (s.clone(), r)
+        for s, r in random_states(game, 50, seed=3)
+        if s.round == 0 and s.hands.sum() <= 4
+    ][:2]
+    assert found
+    for state, reveal in found:
+        position = Position.from_state(state)
+        seen, joint = policy_values(game, nash, position, reveal)
+        assert (seen[:, game.observation_layout.fields["round"].start + 1] == 1).any()
+        rows, columns, matrix = solver.matrix(position)
+        got = joint[row_of(game, seen, state)]
+        assert got[np.ix_(rows, columns)] == pytest.approx(matrix, abs=1e-6)
+    with pytest.raises(ValueError, match="game is over"):
+        policy_values(game, nash, Position(2, (0, 0), (0, 0), (1, 0)))
 
 
 class FirstLegal:

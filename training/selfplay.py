@@ -51,8 +51,8 @@ stays the policy's own (expected backups; keep ``--gae-lambda 0``, whose returns
 the backups alone). The other play is ``--exploration``'s: ``uniform`` (every legal
 action alike) or ``greedy`` (the action the critic values most against the other seat's
 policy: a one-step best response, which steers where the critic sees the policy lose).
-``--magnet-coef``, ``--entropy-coef``, ``--explore`` and ``--learning-rate`` can be
-annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play):
+``--magnet-coef``, ``--kl-coef``, ``--entropy-coef``, ``--explore`` and
+``--learning-rate`` can be annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play):
 one seat per game learns, the others are played by one of the last ``K`` snapshots
 (one drawn per rollout, a snapshot taken every ``--snapshot-every`` decisions).
 ``--opponent AGENT`` (a name the game knows or a model path): one seat per game learns,
@@ -199,6 +199,7 @@ class Args:
         0.0, "mmd, qmmd, neurd: how far the magnet follows the policy per update"
     )
     kl_coef: float = arg(1.0, "qmmd: 1/eta, the weight of the KL to the rollout's policy")
+    kl_coef_end: float | None = arg(None, "qmmd: 1/eta at the end (linear); default: same")
     logit_threshold: float = arg(
         2.0, "neurd: beta; no gradient pushes a logit (less the legal mean) beyond +-beta"
     )
@@ -261,8 +262,9 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     positive = ["decisions", "num_games", "num_steps", "epochs", "minibatches", "threads"]
     positive += ["learning_rate", "clip", "kl_coef", "max_grad_norm", "inner_steps"]
     positive += ["solver_iterations", "logit_threshold"]
-    if args.critic_epochs is not None:
-        positive.append("critic_epochs")
+    positive += [
+        name for name in ("critic_epochs", "kl_coef_end") if getattr(args, name) is not None
+    ]
     for name in positive:
         if not getattr(args, name) > 0:
             raise ValueError(
@@ -825,6 +827,7 @@ class SelfPlay:
             batch["partners"] = partners
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
+        kl_coef = schedule(a.kl_coef, a.kl_coef_end, progress)
         learning_rate = schedule(a.learning_rate, a.learning_rate_end, progress)
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate
@@ -837,7 +840,7 @@ class SelfPlay:
         elif a.algorithm in ("qmmd", "minimax"):
             self._fit_critic(batch, stats)
             if a.algorithm == "qmmd":
-                batch["goal"] = self._mmd_targets(batch, magnet_coef)
+                batch["goal"] = self._mmd_targets(batch, magnet_coef, kl_coef)
             else:
                 batch["goal"] = self._minimax_targets(batch)
             batch["goal_probs"] = batch["goal"].exp()
@@ -866,6 +869,7 @@ class SelfPlay:
                     magnet.lerp_(current, a.magnet_update)
         stats["entropy_coef"] = [entropy_coef]
         stats["magnet_coef"] = [magnet_coef]
+        stats["kl_coef"] = [kl_coef]
         stats["learning_rate"] = [learning_rate]
         return {key: float(np.mean(value)) for key, value in stats.items()}
 
@@ -921,12 +925,13 @@ class SelfPlay:
                 stats.setdefault("value_loss", []).append(loss.item())
 
     @torch.no_grad()
-    def _mmd_targets(self, batch, magnet_coef: float) -> torch.Tensor:
+    def _mmd_targets(self, batch, magnet_coef: float, kl_coef: float) -> torch.Tensor:
         """MMD's step at every decision: log pi_new ∝ (log pi_old / eta + alpha log magnet
-        + Q) / (1/eta + alpha), over the legal actions. With the joint critic and
-        ``--inner-steps K``, both seats of a game take K such steps together on the
-        critic's matrix (each against the other's latest iterate), from the rollout's
-        policies: a few iterations toward the reveal's regularised equilibrium."""
+        + Q) / (1/eta + alpha), over the legal actions, ``1/eta = kl_coef``. With the
+        joint critic and ``--inner-steps K``, both seats of a game take K such steps
+        together on the critic's matrix (each against the other's latest iterate), from
+        the rollout's policies: iterations toward the reveal's regularised equilibrium,
+        which converge only where eta is small beside alpha (docs/selfplay.md)."""
         a = self.args
         q, _ = self.learner.values(batch["observations"])
         old = batch["old"].clamp(min=-1e4)
@@ -935,7 +940,7 @@ class SelfPlay:
         goal = old
         for _ in range(a.inner_steps if self.joint else 1):
             values = Learner.action_values(q, partner)
-            logits = (a.kl_coef * goal + magnet_coef * magnet + values) / (a.kl_coef + magnet_coef)
+            logits = (kl_coef * goal + magnet_coef * magnet + values) / (kl_coef + magnet_coef)
             goal = masked_log_probs(logits, batch["masks"])
             if self.joint:
                 partner = goal.exp()[batch["partners"]]

@@ -33,6 +33,8 @@ position; playing it at every position is a subgame-perfect equilibrium
 the agent in the other seat, minus the agent's value in that seat; the game is zero
 sum, so the game value cancels) over the public tree of a deal, with the agent's
 action probabilities at every observation it would face (``training.exploitability``).
+``policy_values`` values an agent against itself over the same tree: the value of every
+pair of cards at every state, with the agent playing both seats after it.
 
 Deals: ``all_deals()`` lists the 2,772 (= 11! / (5! 5! 1!)) deals in a fixed order
 (player_0's five cards, then player_1's, in lexicographic order of card indices);
@@ -613,18 +615,19 @@ class _Round:
             if child < 0
         ]
 
-    def evaluate(
+    def _ask(
         self,
         game: PicoGame,
         probabilities: Probabilities,
         root_reveals: Sequence[Reveal],
         bases: np.ndarray,
-        end: Callable[[int, int, np.ndarray], tuple[np.ndarray, np.ndarray]],
-    ) -> dict[Reveal, tuple[np.ndarray, np.ndarray]]:
-        """Best-response values at the root, per reveal it is met after: player_0's best
-        response to the agent in seat 1 and player_1's to the agent in seat 0 (both in
-        player_0's payoff), one per base score pair (``bases``, (C, 2)). ``end(a, b,
-        scores)`` values a move that ends the round for each base (scores (C, 2))."""
+        observed: list[np.ndarray] | None = None,
+    ) -> tuple[list[dict[Reveal, int]], np.ndarray, list[np.ndarray]]:
+        """Ask the agent in both seats at every node of the round, after every reveal it is
+        met after (the root's are ``root_reveals``), with every base score pair (``bases``,
+        (C, 2)): the reveals of each node (numbered), where each node's start in the flat
+        (node, reveal) order, and each seat's probabilities ``(node-reveals, C, 11)``.
+        ``observed`` (a list) receives player_0's observations in that order, base last."""
         incoming = list(self.incoming)
         incoming[0] = {reveal: i for i, reveal in enumerate(root_reveals)}
         counts = [len(reveals) for reveals in incoming]
@@ -649,9 +652,27 @@ class _Round:
                 np.repeat(reveals[i : i + per_chunk], num_bases, axis=0),
                 scores.reshape(-1, 2),
             )
+            if observed is not None:
+                observed.append(seat0)
             for seat, obs in enumerate((seat0, seat0[:, permutation])):
                 masks = BIT_VECTORS[np.repeat(self.hands[nodes, seat], num_bases)].astype(np.int8)
                 sigma[seat][i : i + m] = probabilities(obs, masks).reshape(m, num_bases, -1)
+        return incoming, starts, sigma
+
+    def evaluate(
+        self,
+        game: PicoGame,
+        probabilities: Probabilities,
+        root_reveals: Sequence[Reveal],
+        bases: np.ndarray,
+        end: Callable[[int, int, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    ) -> dict[Reveal, tuple[np.ndarray, np.ndarray]]:
+        """Best-response values at the root, per reveal it is met after: player_0's best
+        response to the agent in seat 1 and player_1's to the agent in seat 0 (both in
+        player_0's payoff), one per base score pair (``bases``, (C, 2)). ``end(a, b,
+        scores)`` values a move that ends the round for each base (scores (C, 2))."""
+        incoming, starts, sigma = self._ask(game, probabilities, root_reveals, bases)
+        num_bases = len(bases)
         best0: list[np.ndarray] = [np.empty(0)] * len(self.nodes)
         best1: list[np.ndarray] = [np.empty(0)] * len(self.nodes)
         for n in reversed(range(len(self.nodes))):
@@ -673,6 +694,55 @@ class _Round:
             seat0 = sigma[0][at][:, :, list(rows)]
             best1[n] = np.einsum("lca,abc->lbc", seat0, w1).min(axis=1)
         return {reveal: (best0[0][i], best1[0][i]) for reveal, i in incoming[0].items()}
+
+    def policy_values(
+        self,
+        game: PicoGame,
+        probabilities: Probabilities,
+        root_reveals: Sequence[Reveal],
+        bases: np.ndarray,
+        end: Callable[[int, int, np.ndarray], np.ndarray],
+        observed: list[np.ndarray],
+        joint: list[np.ndarray],
+    ) -> dict[Reveal, np.ndarray]:
+        """``evaluate`` with the agent in both seats: player_0's value at the root per
+        reveal it is met after, one per base. Appends player_0's observation of every
+        (node, reveal, base) to ``observed`` and its joint-action values to ``joint``
+        (``(11, 11)``, player_0's card the row; zero off the hands)."""
+        incoming, starts, sigma = self._ask(game, probabilities, root_reveals, bases, observed)
+        num_bases = len(bases)
+        matrices = np.zeros((starts[-1], num_bases, NUM_CARDS, NUM_CARDS), dtype=np.float32)
+        value: list[np.ndarray] = [np.empty(0)] * len(self.nodes)
+        for n in reversed(range(len(self.nodes))):
+            h0, h1 = self.nodes[n]
+            rows, columns = list(BITS[h0]), list(BITS[h1])
+            w = np.empty((len(rows) * len(columns), num_bases))
+            for k, (a, b, child, g0, g1) in enumerate(self.moves[n]):
+                if child >= 0:
+                    w[k] = value[child][incoming[child][(a, b)]]
+                else:
+                    w[k] = end(a, b, bases + self.offsets[n] + (g0, g1))
+            w = w.reshape(len(rows), len(columns), num_bases)
+            at = slice(starts[n], starts[n + 1])
+            matrices[at, :, np.array(rows)[:, None], columns] = w.transpose(2, 0, 1)
+            seat0, seat1 = sigma[0][at][:, :, rows], sigma[1][at][:, :, columns]
+            value[n] = np.einsum("lca,lcb,abc->lc", seat0, seat1, w)
+        joint.append(matrices.reshape(-1, NUM_CARDS, NUM_CARDS))
+        return {reveal: value[0][i] for reveal, i in incoming[0].items()}
+
+
+def _next_round(
+    first: _Round, base: np.ndarray, points: Sequence[int]
+) -> tuple[_Round, np.ndarray, dict[tuple[int, ...], int], list[tuple[int, int]]]:
+    """The round after ``first`` (met with score pairs ``base`` + its gains): its tree, the
+    score pairs carried into it (C, 2), their index, and the reveals that end ``first``."""
+    ends = first.round_ends()
+    carried = sorted(
+        {tuple((base[0] + first.offsets[n] + (g0, g1)).tolist()) for n, _, _, g0, g1 in ends}
+    )
+    at = {scores: i for i, scores in enumerate(carried)}
+    second = _Round(first.round + 1, first.held[::-1], (0, 0), points)
+    return second, np.array(carried), at, sorted({(a, b) for _, a, b, _, _ in ends})
 
 
 def best_responses(
@@ -704,16 +774,8 @@ def best_responses(
     if position.round == NUM_ROUNDS - 1:
         values = first.evaluate(game, probabilities, [reveal], base, lambda a, b, s: payoff(s))
         return float(values[reveal][0][0]), float(values[reveal][1][0])
-    ends = first.round_ends()
-    carried = sorted(
-        {tuple((base[0] + first.offsets[n] + (g0, g1)).tolist()) for n, _, _, g0, g1 in ends}
-    )
-    at = {scores: i for i, scores in enumerate(carried)}
-    second = _Round(position.round + 1, first.held[::-1], (0, 0), game.points)
-    last_reveals = sorted({(a, b) for _, a, b, _, _ in ends})
-    later = second.evaluate(
-        game, probabilities, last_reveals, np.array(carried), lambda a, b, s: payoff(s)
-    )
+    second, carried, at, last_reveals = _next_round(first, base, game.points)
+    later = second.evaluate(game, probabilities, last_reveals, carried, lambda a, b, s: payoff(s))
 
     def next_round(a: int, b: int, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         i = at[tuple(scores[0].tolist())]
@@ -722,3 +784,44 @@ def best_responses(
 
     values = first.evaluate(game, probabilities, [reveal], base, next_round)
     return float(values[reveal][0][0]), float(values[reveal][1][0])
+
+
+def policy_values(
+    game: PicoGame,
+    probabilities: Probabilities,
+    position: Position,
+    reveal: Reveal = None,
+    objective: str = "win",
+) -> tuple[np.ndarray, np.ndarray]:
+    """The agent's exact values in both seats, at every state of the public tree from
+    ``position`` (met after ``reveal``, as ``best_responses``): player_0's observation of
+    each state ``(E, obs)`` and the value of each pair of cards there, played then with the
+    agent in both seats after ``(E, 11, 11)`` (player_0's card the row, player_1's the
+    column, player_0's payoff; zero off the hands). The value of a state is its matrix
+    weighted by both seats' probabilities there; the first rows are the last round's."""
+    require_choice("objective", objective, OBJECTIVES)
+    require_public_hands(game)
+    if position.is_terminal():
+        raise ValueError("the game is over at this position: there is nothing to value")
+
+    def payoff(a: int, b: int, scores: np.ndarray) -> np.ndarray:
+        margin = (scores[:, 0] - scores[:, 1]).astype(np.float64)
+        return margin if objective == "score" else np.sign(margin)
+
+    observed: list[np.ndarray] = []
+    joint: list[np.ndarray] = []
+    first = _Round(position.round, position.hands, position.won, game.points)
+    base = np.array([position.scores], dtype=np.int64)
+    end = payoff
+    if position.round < NUM_ROUNDS - 1:
+        second, carried, at, last_reveals = _next_round(first, base, game.points)
+        later = second.policy_values(
+            game, probabilities, last_reveals, carried, payoff, observed, joint
+        )
+
+        def end(a: int, b: int, scores: np.ndarray) -> np.ndarray:
+            i = at[tuple(scores[0].tolist())]
+            return later[(a, b)][i : i + 1]
+
+    first.policy_values(game, probabilities, [reveal], base, end, observed, joint)
+    return np.concatenate(observed), np.concatenate(joint)
