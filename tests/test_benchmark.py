@@ -341,6 +341,23 @@ def test_a_report_merges_another_reports_csv(tmp_path):
         benchmark.report(second, [first / "results.csv"])
 
 
+def test_merged_bounds_keep_their_chance(tmp_path):
+    """The bound table's header gives each configuration's chance: from the runs' scores,
+    which a report's CSV carries on, or for runs recorded without it (an older CSV) from
+    the configuration's number of players."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for algorithm in ("a", "b"):
+        bound = {"bound_win_rate": 0.5, "bound_decisions": 100}
+        finished(first, algorithm, "pickup-4p", 0, 0.1, **bound, chance=0.25)
+        finished(second, algorithm, "pico-2p", 0, 0.1, **bound)  # recorded without one
+    benchmark.report(first)
+    assert benchmark.read_results_csv(first / "results.csv")[0]["chance"] == 0.25
+    summary = benchmark.report(second, [first / "results.csv"])
+    assert summary["algorithms"]["a"]["bound"]["pico-2p"]["chance"] == 0.5
+    text = (second / "results.md").read_text()
+    assert "pico-2p (chance 0.50)" in text and "pickup-4p (chance 0.25)" in text
+
+
 def test_seeds_and_bad_arguments(capsys, tmp_path):
     assert benchmark.parse_seeds("0-4") == [0, 1, 2, 3, 4]
     assert benchmark.parse_seeds("0,2,7") == [0, 2, 7]

@@ -542,6 +542,7 @@ CSV_FIELDS = {
     "bound_win_rate": float,
     "bound_win_ci": float,
     "bound_decisions": int,
+    "chance": float,
     "train_seconds": float,
     "train_cpu_seconds": float,
     "score_cpu_seconds": float,
@@ -575,6 +576,13 @@ def read_results_csv(path: Path) -> list[dict]:
         ]
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
+
+
+def chance_of(config: str) -> float:
+    """A configuration's chance of winning, one over its players (for runs recorded
+    before their score kept it)."""
+    env_id, options = CONFIGURATIONS[config]
+    return 1 / get_spec(env_id).make_game(**options).num_players
 
 
 def finished_runs(out: Path, merge: Sequence[Path] = ()) -> list[dict]:
@@ -663,7 +671,7 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
                 bounds[config] = {
                     "mean": float(np.mean(rates)),
                     "max": float(np.max(rates)),
-                    "chance": scored[0].get("chance"),
+                    "chance": scored[0].get("chance") or chance_of(config),
                     "runs": len(rates),
                 }
         if bounds:
