@@ -478,10 +478,12 @@ def test_protocol_v2s_commands_and_algorithms_are_the_harness_own():
     commands = re.findall(
         r"training\.benchmark (--algorithms .*?--out \S+)", v2.replace("\\\n", " ")
     )
-    assert len(commands) == 3  # the table (medium, large-v2) and its first seed
+    algorithms = [set(c.split("--algorithms ")[1].split()[0].split(",")) for c in commands]
+    # the table (medium, large-v2) and its first seed, each for every algorithm; the rest
+    # finish a row in progress, for some of them
+    assert algorithms.count(named) == 3 and all(a <= named for a in algorithms)
     for command in commands:
         argv = command.split()
-        assert set(argv[argv.index("--algorithms") + 1].split(",")) == named
         assert argv[argv.index("--steps") + 1] in ("medium", "large-v2")
     loop = re.findall(r"for config in (.*?); do", v2.replace("\\\n", " "), flags=re.DOTALL)[0]
     assert loop.split() == list(benchmark.CONFIGURATIONS)
