@@ -58,7 +58,7 @@ def main() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(12, 5.5))
+    figure, axis = plt.subplots(figsize=(11, 6))
     # 20 colours, solid, then dashed, then dotted, then again: every run its own line up to 60
     colours = plt.cm.tab20.colors
     styles = itertools.cycle([(c, style) for style in ("-", "--", ":") for c in colours])
@@ -88,9 +88,11 @@ def main() -> None:
     )
     axis.set_xlabel("decisions (millions)")
     axis.set_ylabel("exact NashConv (0: equilibrium, 2: most exploitable)")
-    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    # one column per 30 runs, so that every run's name fits beside the plot
+    columns = -(-(len(args.runs) + 1) // 30)
+    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=columns)
     figure.tight_layout()
-    figure.savefig(args.out, dpi=90)
+    figure.savefig(args.out, dpi=90, bbox_inches="tight")  # the legend in
 
 
 if __name__ == "__main__":
