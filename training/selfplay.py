@@ -52,9 +52,10 @@ the backups alone). The other play is ``--exploration``'s: ``uniform`` (every le
 action alike) or ``greedy`` (the action the critic values most against the other seat's
 policy: a one-step best response, which steers where the critic sees the policy lose).
 ``--magnet-coef``, ``--kl-coef``, ``--entropy-coef``, ``--explore`` and
-``--learning-rate`` can be annealed linearly to ``--*-end`` values. ``--opponent-pool K`` (fictitious self-play):
-one seat per game learns, the others are played by one of the last ``K`` snapshots
-(one drawn per rollout, a snapshot taken every ``--snapshot-every`` decisions).
+``--learning-rate`` can be annealed linearly to ``--*-end`` values. ``--opponent-pool
+K`` (fictitious self-play): one seat per game learns, the others are played by one of
+the last ``K`` snapshots (one drawn per rollout, a snapshot taken every
+``--snapshot-every`` decisions).
 ``--opponent AGENT`` (a name the game knows or a model path): one seat per game learns,
 the others are played by that fixed agent, so the run trains a best response to it
 (``training.exploitability --method learned``).

@@ -731,6 +731,13 @@ class _Round:
         return {reveal: value[0][i] for reveal, i in incoming[0].items()}
 
 
+def final_payoffs(scores: np.ndarray, objective: str) -> np.ndarray:
+    """Player_0's payoffs at the ends of games with final scores ``scores`` ((C, 2)), as
+    ``PicoSolver.payoff`` gives one."""
+    margin = (scores[:, 0] - scores[:, 1]).astype(np.float64)
+    return margin if objective == "score" else np.sign(margin)
+
+
 def _next_round(
     first: _Round, base: np.ndarray, points: Sequence[int]
 ) -> tuple[_Round, np.ndarray, dict[tuple[int, ...], int], list[tuple[int, int]]]:
@@ -765,8 +772,7 @@ def best_responses(
         return value, value
 
     def payoff(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        margin = (scores[:, 0] - scores[:, 1]).astype(np.float64)
-        value = margin if objective == "score" else np.sign(margin)
+        value = final_payoffs(scores, objective)
         return value, value
 
     first = _Round(position.round, position.hands, position.won, game.points)
@@ -805,8 +811,7 @@ def policy_values(
         raise ValueError("the game is over at this position: there is nothing to value")
 
     def payoff(a: int, b: int, scores: np.ndarray) -> np.ndarray:
-        margin = (scores[:, 0] - scores[:, 1]).astype(np.float64)
-        return margin if objective == "score" else np.sign(margin)
+        return final_payoffs(scores, objective)
 
     observed: list[np.ndarray] = []
     joint: list[np.ndarray] = []
