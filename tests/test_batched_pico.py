@@ -62,6 +62,46 @@ def test_own_deals_are_whole_decks_and_distinct(num_players: int) -> None:
         assert engine.hand_sizes.min() >= 2 and engine.masks().any(axis=2).all()
 
 
+@pytest.mark.parametrize(
+    "options", [{"num_players": 2}, {"num_players": 3}, {"aside": "face_down"}]
+)
+def test_copied_games_play_on_as_their_originals(options: dict) -> None:
+    """``copy_games`` (what ``training.selfplay --backup expanded`` tries every joint
+    action on): copies of games at every stage, given the same actions, see the same
+    observations, masks, rewards and ends as the originals, whatever was in their rows."""
+    rng = np.random.default_rng(5)
+    source = PicoVector(40, seed=1, **options)
+    copies = PicoVector(60, seed=2, **options)
+    for _ in range(int(rng.integers(3, 9))):  # the originals at different stages
+        masks = source.masks()
+        source.step(np.argmax(rng.random(masks.shape) * masks, axis=2))
+    rows = np.sort(rng.permutation(40)[:25])  # ascending, as step takes rows
+    into = np.sort(rng.permutation(60)[:25])
+    assert (rows != into).any()
+    copies.copy_games(source, rows, into)
+    for _ in range(12):
+        assert (copies.observations()[into] == source.observations()[rows]).all()
+        assert (copies.masks()[into] == source.masks()[rows]).all()
+        masks = source.masks()[rows]
+        actions = np.argmax(rng.random(masks.shape) * masks, axis=2)
+        expected, ended, _ = source.step(actions, rows)
+        rewards, terminated, _ = copies.step(actions, into)
+        assert (terminated == ended).all() and (rewards == expected).all()
+        rows, into = rows[~ended], into[~ended]
+    with pytest.raises(ValueError, match="same configuration"):
+        PicoVector(5, num_players=3 if options.get("num_players") == 2 else 2).copy_games(
+            source, [0], [0]
+        )
+
+
+def test_an_engine_that_does_not_name_its_state_cannot_copy_games() -> None:
+    from envs.pickup.batched import PickupVector
+
+    engine = PickupVector(3, seed=0)
+    with pytest.raises(NotImplementedError, match="PickupVector does not name its state"):
+        engine.copy_games(engine, [0], [1])
+
+
 def reference_card_values(game: PicoGame, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The heuristic's values, reckoned game by game: every combination of the opponents'
     distinct values, each seat's points won in it."""

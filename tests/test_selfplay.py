@@ -484,6 +484,43 @@ def test_an_existing_run_folder_is_kept_without_overwrite(tmp_path, capsys):
     assert (out / "keep.txt").read_text() == "mine"
 
 
+def test_the_expanded_backup_values_each_joint_action_as_playing_it_does():
+    """``--backup expanded``: at every decision, the target of the joint action the seats
+    then played is its reward where the game ended, else the critic's value of the seat's
+    next observation; every legal joint action has a target, and no illegal one (the
+    copies that play the others are tested in test_batched_pico.py)."""
+    args = tiny(critic="joint", backup="expanded", num_games=8, num_steps=24)
+    spec, options, game = selfplay.check(args)
+    run = SelfPlay(args, game, options)
+    rollout = run.collect()
+    played = checked = 0
+    for t in range(args.num_steps - 1):
+        expanded, masks, own = rollout.expanded[t], rollout.masks[t], rollout.actions[t]
+        partners = np.arange(len(own)) ^ 1  # rows: game * 2 + seat
+        partner = own[partners]
+        legal = masks[:, :, None] & masks[partners][:, None, :]
+        assert (expanded[~legal] == 0).all()
+        assert (expanded[legal] != 0).mean() > 0.9  # the critic's values are not zero
+        with torch.no_grad():
+            _, following = run.learner.values(torch.as_tensor(rollout.observations[t + 1]))
+        ended = rollout.terminated[t].repeat(2)
+        expected = np.where(ended, rollout.rewards[t].ravel(), following.numpy())
+        target = expanded[np.arange(len(own)), own, partner]
+        np.testing.assert_allclose(target, expected, atol=1e-5)
+        played += ended.sum()
+        checked += len(own)
+    assert played > 0 and checked > played  # ends and play-ons both checked
+    batch_critic = run.update(rollout, 0.0)
+    assert np.isfinite(batch_critic["value_loss"])
+
+
+def test_the_expanded_backup_is_refused_where_it_does_not_apply():
+    with pytest.raises(ValueError, match="--backup expanded is for --critic joint"):
+        selfplay.check(tiny(backup="expanded"))
+    with pytest.raises(ValueError, match="an engine that copies games"):
+        selfplay.check(tiny(env="hiddenhand/pick_and_pack-v0", critic="joint", backup="expanded"))
+
+
 def test_explore_mixes_uniform_play_into_what_is_played_not_into_what_is_learned():
     """With ``--explore 1`` the seats play uniformly over their legal cards whatever the
     policy says, while the rollout keeps the policy's own probabilities (what the

@@ -27,7 +27,11 @@ Algorithms (``--algorithm``):
   fitted at every decision of the batch to MMD's closed-form step over all legal
   actions: ``pi_new ∝ (pi_old^(1/eta) * magnet^alpha * exp(Q))^(1/(1/eta + alpha))``
   with ``1/eta = --kl-coef`` and ``alpha = --magnet-coef``. No action's advantage is
-  sampled, which is what stalls self-play PPO short of equilibrium in Pico.
+  sampled, which is what stalls self-play PPO short of equilibrium in Pico. With
+  ``--critic joint`` (two players choosing together) the critic is ``Q(observation, own
+  action, other's action)``; ``--backup expanded`` fits every legal joint action of each
+  decision to its reward plus the critic's value of the position it leads to, each
+  played on a copy of the game (``BatchedEngine.copy_games``), instead of the one played.
 - ``neurd``: neural replicator dynamics (Hennes et al. 2020) over the same action critic
   and its expected backups: each legal logit moves along its action's advantage under
   the current policy, ``Q(a) - sum_b pi(b) Q(b)``, at every decision of the batch (the
@@ -126,6 +130,7 @@ EXPLORATIONS = ("uniform", "greedy")
 #: The networks' activations (``--activation``), as a saved network names them.
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 CRITICS = ("action", "joint")
+BACKUPS = ("sampled", "expanded")
 #: ``--thermometer-fields``: the slope of a step unit (``tanh(2)``: 0.96 half a unit away)
 #: and the most thresholds per entry.
 STEP_SLOPE = 4.0
@@ -220,6 +225,12 @@ class Args:
         "qmmd: action (Q over the seat's own actions) or joint (two players choosing together: "
         "Q over both seats' actions, the other's policy known)",
     )
+    backup: str = arg(
+        "sampled",
+        "the joint critic's targets: sampled (the joint action played, its return) or "
+        "expanded (every legal joint action, its reward plus the critic's value of the "
+        "position it leads to, played on copies of the games; engines that copy games: Pico)",
+    )
     value_coef: float = arg(0.5, "weight of the critic's loss")
     max_grad_norm: float = arg(0.5, "gradient clipping")
     opponent_pool: int = arg(0, "snapshots kept as the other seats' players; 0: pure self-play")
@@ -246,6 +257,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     game = spec.make_game(**options)
     require_choice("--algorithm", args.algorithm, ALGORITHMS)
     require_choice("--critic", args.critic, CRITICS)
+    require_choice("--backup", args.backup, BACKUPS)
     require_choice("--scale", args.scale, SCALES)
     require_choice("--exploration", args.exploration, EXPLORATIONS)
     require_choice("--activation", args.activation, tuple(ACTIVATIONS))
@@ -258,6 +270,13 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     threshold_range(args.thermometer_range)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
+    if args.backup == "expanded" and (
+        args.critic != "joint" or not engine_class(spec).state_arrays
+    ):
+        raise ValueError(
+            "--backup expanded is for --critic joint on an engine that copies games "
+            "(two-player Pico)"
+        )
     if args.algorithm == "minimax" and game.num_players != 2:
         raise ValueError("--algorithm minimax is for games of two players choosing together")
     positive = ["decisions", "num_games", "num_steps", "epochs", "minibatches", "threads"]
@@ -592,6 +611,7 @@ class Rollout:
     actions: list[np.ndarray] = field(default_factory=list)
     log_probs: list[np.ndarray] = field(default_factory=list)  # (n, A) the rollout's policy
     partners: list[np.ndarray] = field(default_factory=list)  # joint critic: the other seat's row
+    expanded: list[np.ndarray] = field(default_factory=list)  # --backup expanded: (n, A, A)
 
 
 def returns(rollout: Rollout, gamma: float, lam: float) -> np.ndarray:
@@ -630,6 +650,15 @@ class SelfPlay:
             num_envs=args.num_games, reward_mode="win", seed=args.seed, **options
         )
         self.joint = args.critic == "joint" or args.algorithm == "minimax"
+        #: ``--backup expanded``: copies of the games, one row per joint action tried.
+        self.copies = None
+        if args.backup == "expanded":
+            self.copies = engine_class(get_spec(args.env))(
+                num_envs=args.num_games * game.num_actions**2,
+                reward_mode="win",
+                seed=args.seed,
+                **options,
+            )
         self.learner = Learner(
             game,
             hidden_sizes(args.hidden),
@@ -747,6 +776,8 @@ class SelfPlay:
             partners = self._partners(deciding, rows) if self.joint else None
             if partners is not None:
                 rollout.partners.append(partners + sum(map(len, rollout.actions)))
+            if self.copies is not None:
+                rollout.expanded.append(self._expanded(rows, flat_masks))
             if a.algorithm == "minimax":  # play the solution, back up the game's value
                 values, solution = self._solve(q, flat_masks, partners)
                 log_probs = log_of(solution, flat_masks)
@@ -798,6 +829,26 @@ class SelfPlay:
         best = np.where(masks, values.cpu().numpy(), -np.inf).argmax(axis=1)
         return np.eye(masks.shape[1])[best]
 
+    @torch.no_grad()
+    def _expanded(self, rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``--backup expanded``: each decision's targets ``(n, A, A)``, own action first:
+        every legal joint action's reward plus (``--gamma``) the critic's value of the
+        position it leads to from the seat's side (none where the game ends), each played
+        on a copy of the game. Two players; ``rows`` in pairs, seat 0 then seat 1."""
+        size = self.game.num_actions
+        pairs = np.argwhere(masks[0::2, :, None] & masks[1::2, None, :])  # (P, 3): game, a0, a1
+        copies = np.arange(len(pairs))
+        self.copies.copy_games(self.engine, rows[2 * pairs[:, 0]] // 2, copies)
+        rewards, terminated, _ = self.copies.step(pairs[:, 1:], copies)
+        observations = self.copies.observe(np.repeat(copies, 2), np.tile([0, 1], len(pairs)))
+        _, v = self.learner.values(self._tensor(observations))
+        following = np.where(terminated[:, None], 0.0, v.cpu().numpy().reshape(-1, 2))
+        targets = rewards + self.args.gamma * following  # (P, 2): each seat's
+        expanded = np.zeros((len(rows), size, size), dtype=np.float32)
+        expanded[2 * pairs[:, 0], pairs[:, 1], pairs[:, 2]] = targets[:, 0]
+        expanded[2 * pairs[:, 0] + 1, pairs[:, 2], pairs[:, 1]] = targets[:, 1]
+        return expanded
+
     @staticmethod
     def _partners(deciding: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """For each decision row of a step, the other seat's (both seats of every game
@@ -826,6 +877,8 @@ class SelfPlay:
             batch["partner_actions"] = batch["actions"][partners]
             batch["partner_probs"] = batch["old"][partners].exp()
             batch["partners"] = partners
+        if rollout.expanded:
+            batch["expanded"] = self._tensor(np.concatenate(rollout.expanded))
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
         kl_coef = schedule(a.kl_coef, a.kl_coef_end, progress)
@@ -912,9 +965,22 @@ class SelfPlay:
         return loss + a.value_coef * value_loss
 
     def _fit_critic(self, batch, stats) -> None:
+        expanded = batch.get("expanded")
+        if expanded is not None:  # every legal joint action has its target
+            masks = batch["masks"]
+            legal = masks[:, :, None] & masks[batch["partners"]][:, None, :]
+            own, partner = batch["old"].exp(), batch["partner_probs"]
+            state_values = torch.einsum("na,nab,nb->n", own, expanded, partner)
         for _ in range(self.args.critic_epochs or self.args.epochs):
             for rows in self._minibatches(len(batch["targets"])):
                 q, v = self.learner.values(batch["observations"][rows])
+                if expanded is not None:
+                    gap = (q - expanded[rows]).masked_fill(~legal[rows], 0.0)
+                    cells = gap.pow(2).sum() / legal[rows].sum()
+                    loss = cells + (v - state_values[rows]).pow(2).mean()
+                    self._step(self.args.value_coef * loss)
+                    stats.setdefault("value_loss", []).append(loss.item())
+                    continue
                 if self.joint:
                     q = q[
                         torch.arange(len(rows), device=q.device), :, batch["partner_actions"][rows]

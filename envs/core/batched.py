@@ -53,6 +53,10 @@ configuration, and ``tests/test_batched_<game>.py`` for what is the game's own.
   ``IllegalActionError`` (a ValueError) naming the game, the seat, the action and the
   legal actions, and changes nothing.
 
+- **Copies.** ``copy_games(source, rows, games)`` puts another engine's games into
+  rows, to play on from them (Pico's engine; an engine that names its state arrays in
+  ``state_arrays`` can).
+
 A game's engine subclasses ``BatchedEngine``, sets ``game_class`` and writes the rules:
 ``_allocate`` (its arrays), ``_deal`` and ``_load`` (start rows), ``observe``,
 ``masks``, ``choosers``, ``scores`` and ``_apply`` (one reveal in some rows).
@@ -124,6 +128,9 @@ class BatchedEngine(abc.ABC):
     #: ``advance``) may set it False once, before playing; an engine may then skip
     #: writing its observations, and reading one raises.
     observed: bool = True
+    #: The attributes that hold the games' state (arrays, the game axis first), which
+    #: ``copy_games`` copies; empty where an engine does not name them.
+    state_arrays: tuple[str, ...] = ()
 
     def __init__(
         self, num_envs: int, reward_mode: str = "win", seed: int | None = None, **options: Any
@@ -210,6 +217,19 @@ class BatchedEngine(abc.ABC):
         order = np.argsort(games)
         self._load(games[order], [states[i] for i in order])
         self._started(games[order])
+
+    def copy_games(self, source: BatchedEngine, rows: np.ndarray, games: np.ndarray) -> None:
+        """Put the games ``rows`` of ``source`` (an engine of the same configuration) into
+        this engine's rows ``games``, to play on from copies of them: a learner that
+        tries every joint choice of a reveal, say. The generator is not copied."""
+        if not self.state_arrays:
+            raise NotImplementedError(f"{type(self).__name__} does not name its state arrays")
+        if type(source) is not type(self) or source.game.config != self.game.config:
+            raise ValueError("copy_games copies from an engine of the same configuration")
+        games = np.asarray(games, dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        for name in (*self.state_arrays, "_margins"):
+            getattr(self, name)[games] = getattr(source, name)[rows]
 
     def _started(self, games: np.ndarray) -> None:
         self._margins[games] = score_margins(self.scores()[games])

@@ -64,14 +64,16 @@ class PicoVector(BatchedEngine):
     game_class = PicoGame
     #: The generator draws only at the deal (see the module docstring).
     draws_after_deal = False
+    state_arrays = ("public", "sets", "aside", "round", "hand_sizes", "_scores", "shown")
 
     def _allocate(self) -> None:
         game, b, n = self.game, self.num_envs, self.num_players
         self.face_down = game.face_down
-        if self.face_down:  # round 1 hides the other hand: see ``observe``
+        #: Cards each seat has revealed in round 1 (as ``FaceDownPicoState.shown``; kept
+        #: only face down, where round 1 hides the other hand: see ``observe``).
+        self.shown = np.zeros((b, n, NUM_CARDS), dtype=np.float32)
+        if self.face_down:
             self._hidden = game.hidden_index
-            #: Cards each seat has revealed in round 1 (as ``FaceDownPicoState.shown``).
-            self.shown = np.zeros((b, n, NUM_CARDS), dtype=np.float32)
             #: The batched heuristic reads both hands; face down, the heuristic agent
             #: plays game by game instead (``make_vec`` falls back to it).
             self.heuristic_actions = None

@@ -253,7 +253,14 @@ def critic_error(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--critic", choices=("learned", "exact"), required=True)
+    parser.add_argument(
+        "--critic",
+        choices=("learned", "supervised", "exact"),
+        required=True,
+        help="the MMD step's values: the learned critic; the learned critic fitted to the "
+        "exact values of every legal joint action at the rollout's states (supervised); "
+        "or the exact values",
+    )
     parser.add_argument(
         "--states",
         choices=("rollout", "tree"),
@@ -315,7 +322,7 @@ def main() -> None:
         rollout = run.collect(progress)
         observed = np.concatenate(rollout.observations)
         report = decisions >= next_report
-        if args.critic == "exact" or report:
+        if args.critic != "learned" or report:
             policy = probabilities_of(selfplay.agent_of(run.learner), game)
             table.refresh(policy)
             exact = table.lookup(observed)
@@ -335,6 +342,8 @@ def main() -> None:
             write(rows, args.out)
             next_report += args.every
         run.exact = torch.as_tensor(exact) if args.critic == "exact" else None
+        if args.critic == "supervised":  # as --backup expanded, with the exact targets
+            rollout.expanded = [exact.astype(np.float32)]
         decisions += int(rollout.deciding.sum())
         if args.states == "tree":
             tree_update(run, table, len(observed) // 2, min(decisions / args.decisions, 1.0))
