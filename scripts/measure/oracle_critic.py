@@ -7,6 +7,8 @@ on a few fixed deals, where the exact values of its own policy are known.
         --every 250000 --out runs/oracle/learned.csv -- $RECIPE
     python scripts/measure/oracle_critic.py --critic exact ...                # exact values
     python scripts/measure/oracle_critic.py --critic exact --states tree ...  # and every state
+    python scripts/measure/oracle_critic.py --critic supervised ...           # all cells, exact
+    python scripts/measure/oracle_critic.py --critic learned ... -- $RECIPE --backup expanded
     python scripts/measure/oracle_critic.py --critic exact --tabular 40 --every 5 \\
         --out runs/oracle/tabular.csv -- --critic joint --inner-steps 10 --magnet-coef 0.1
 
@@ -21,6 +23,9 @@ runs as it is, except that:
 - ``--critic exact``: MMD's step at each decision uses those exact joint-action values
   instead of the learned critic's (the runs share the seed, the deals and every
   argument, so the gap between their curves is what the critic's error costs);
+- ``--critic supervised``: the learned critic, fitted at each rollout's decisions to the
+  exact values of every legal joint action (what ``--backup expanded`` fits to its own
+  bootstrapped targets), is what MMD's step reads;
 - ``--states tree`` (with ``--critic exact``): each update is made on as many states
   drawn uniformly from the deals' trees as the rollout had, not on the rollout's own;
 - ``--tabular N``: no network and no sampling: the learner's MMD step (its
