@@ -965,31 +965,31 @@ class SelfPlay:
         return loss + a.value_coef * value_loss
 
     def _fit_critic(self, batch, stats) -> None:
-        expanded = batch.get("expanded")
-        if expanded is not None:  # every legal joint action has its target
+        if "expanded" in batch:  # every legal joint action has its target
             masks = batch["masks"]
-            legal = masks[:, :, None] & masks[batch["partners"]][:, None, :]
+            batch["legal"] = masks[:, :, None] & masks[batch["partners"]][:, None, :]
             own, partner = batch["old"].exp(), batch["partner_probs"]
-            state_values = torch.einsum("na,nab,nb->n", own, expanded, partner)
+            batch["state_targets"] = torch.einsum("na,nab,nb->n", own, batch["expanded"], partner)
         for _ in range(self.args.critic_epochs or self.args.epochs):
             for rows in self._minibatches(len(batch["targets"])):
-                q, v = self.learner.values(batch["observations"][rows])
-                if expanded is not None:
-                    gap = (q - expanded[rows]).masked_fill(~legal[rows], 0.0)
-                    cells = gap.pow(2).sum() / legal[rows].sum()
-                    loss = cells + (v - state_values[rows]).pow(2).mean()
-                    self._step(self.args.value_coef * loss)
-                    stats.setdefault("value_loss", []).append(loss.item())
-                    continue
-                if self.joint:
-                    q = q[
-                        torch.arange(len(rows), device=q.device), :, batch["partner_actions"][rows]
-                    ]
-                taken = q.gather(1, batch["actions"][rows, None])[:, 0]
-                target = batch["targets"][rows]
-                loss = (taken - target).pow(2).mean() + (v - target).pow(2).mean()
+                loss = self._critic_loss(batch, rows)
                 self._step(self.args.value_coef * loss)
                 stats.setdefault("value_loss", []).append(loss.item())
+
+    def _critic_loss(self, batch, rows: torch.Tensor) -> torch.Tensor:
+        """The squared errors of the action values and the state value at ``rows``:
+        the played action's (the joint critic: the played pair's) against its return, or
+        with ``--backup expanded`` every legal joint action's against its target."""
+        q, v = self.learner.values(batch["observations"][rows])
+        if "expanded" in batch:
+            legal = batch["legal"][rows]
+            gap = (q - batch["expanded"][rows]).masked_fill(~legal, 0.0)
+            return gap.pow(2).sum() / legal.sum() + (v - batch["state_targets"][rows]).pow(2).mean()
+        if self.joint:
+            q = q[torch.arange(len(rows), device=q.device), :, batch["partner_actions"][rows]]
+        taken = q.gather(1, batch["actions"][rows, None])[:, 0]
+        target = batch["targets"][rows]
+        return (taken - target).pow(2).mean() + (v - target).pow(2).mean()
 
     @torch.no_grad()
     def _mmd_targets(self, batch, magnet_coef: float, kl_coef: float) -> torch.Tensor:
