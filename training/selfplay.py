@@ -877,8 +877,12 @@ class SelfPlay:
             batch["partner_actions"] = batch["actions"][partners]
             batch["partner_probs"] = batch["old"][partners].exp()
             batch["partners"] = partners
-        if rollout.expanded:
-            batch["expanded"] = self._tensor(np.concatenate(rollout.expanded))
+        if rollout.expanded:  # every legal joint action has its target
+            batch["expanded"] = expanded = self._tensor(np.concatenate(rollout.expanded))
+            masks = batch["masks"]
+            batch["legal"] = masks[:, :, None] & masks[batch["partners"]][:, None, :]
+            own, partner = batch["old"].exp(), batch["partner_probs"]
+            batch["state_targets"] = torch.einsum("na,nab,nb->n", own, expanded, partner)
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
         kl_coef = schedule(a.kl_coef, a.kl_coef_end, progress)
@@ -965,11 +969,6 @@ class SelfPlay:
         return loss + a.value_coef * value_loss
 
     def _fit_critic(self, batch, stats) -> None:
-        if "expanded" in batch:  # every legal joint action has its target
-            masks = batch["masks"]
-            batch["legal"] = masks[:, :, None] & masks[batch["partners"]][:, None, :]
-            own, partner = batch["old"].exp(), batch["partner_probs"]
-            batch["state_targets"] = torch.einsum("na,nab,nb->n", own, batch["expanded"], partner)
         for _ in range(self.args.critic_epochs or self.args.epochs):
             for rows in self._minibatches(len(batch["targets"])):
                 loss = self._critic_loss(batch, rows)

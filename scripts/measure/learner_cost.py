@@ -5,42 +5,44 @@ one run: the figures of docs/selfplay.md that say what a setting costs per decis
         --base "--critic joint --inner-steps 10 --minibatches 64" \\
         --other "--critic joint --inner-steps 10 --minibatches 64 --backup expanded"
 
-``training.selfplay``'s loop (collect a rollout, update; no evaluation) is run for
-``--decisions`` decisions with the ``--base`` arguments, then with ``--other``, and again
-``--rounds`` times, alternating, each from a fresh learner (seed 0), on one torch thread.
-Each is timed in CPU seconds of this process (a shared machine disturbs them less than
-wall time). It prints each round's decisions per CPU second and the ratio of the two
-settings' totals.
+``training.selfplay`` (its whole training loop, as ``selfplay.train`` runs it, with no
+evaluation) is run for ``--decisions`` decisions with the ``--base`` arguments, then with
+``--other``, and again ``--rounds`` times, alternating, each from a fresh learner (seed
+0, one torch thread) into a temporary folder. Each is timed in CPU seconds of this
+process (a shared machine disturbs them less than wall time). It prints each round's
+decisions per CPU second and the ratio of the two settings' totals.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import shlex
+import tempfile
 import time
-
-import torch
+from pathlib import Path
 
 from training import cli, selfplay
 
+#: No evaluation: only training is timed.
+QUIET = ["--eval-every", "0", "--eval-games", "0", "--eval-pimc-games", "0", "--eval-deals", "0"]
 
-def learner_args(text: str, decisions: int) -> selfplay.Args:
+
+def learner_args(text: str, decisions: int, out: Path) -> selfplay.Args:
     parser = cli.dataclass_parser("selfplay", "", selfplay.Args)
-    argv = [*shlex.split(text), "--decisions", str(decisions), "--out", "/nonexistent/run"]
-    return selfplay.Args(**vars(parser.parse_args(argv)))
+    argv = [*shlex.split(text), *QUIET, "--no-progress-bar", "--decisions", str(decisions)]
+    return selfplay.Args(**vars(parser.parse_args([*argv, "--out", str(out)])))
 
 
 def decisions_per_second(args: selfplay.Args) -> float:
-    """The learner's loop for ``args.decisions`` decisions: decisions per CPU second."""
-    _, options, game = selfplay.check(args)
-    run = selfplay.SelfPlay(args, game, options)
-    started, decisions = time.process_time(), 0
-    while decisions < args.decisions:
-        progress = decisions / args.decisions
-        rollout = run.collect(progress)
-        decisions += int(rollout.deciding.sum())
-        run.update(rollout, progress)
-    return decisions / (time.process_time() - started)
+    """``selfplay.train(args)``: the decisions it trained (whole rollouts, a few more than
+    ``--decisions``) per CPU second."""
+    started = time.process_time()
+    out = selfplay.train(args)
+    seconds = time.process_time() - started
+    with (out / "evaluations.csv").open() as file:
+        return int(next(csv.DictReader(file))["decisions"]) / seconds
 
 
 def main() -> None:
@@ -52,16 +54,17 @@ def main() -> None:
     args = parser.parse_args()
     if args.decisions < 1 or args.rounds < 1:
         parser.error("--decisions and --rounds must be at least 1")
-    settings = {
-        name: learner_args(getattr(args, name), args.decisions) for name in ("base", "other")
-    }
-    torch.set_num_threads(1)
-    totals = {name: 0.0 for name in settings}
-    for round_ in range(args.rounds):
-        for name, setting in settings.items():
-            rate = decisions_per_second(setting)
-            totals[name] += setting.decisions / rate
-            print(f"round {round_ + 1}, {name}: {rate:,.0f} decisions per CPU second", flush=True)
+    totals = {"base": 0.0, "other": 0.0}  # CPU seconds per decision, summed over rounds
+    with tempfile.TemporaryDirectory(prefix="learner-cost-") as folder:
+        settings = {
+            name: learner_args(getattr(args, name), args.decisions, Path(folder) / name)
+            for name in totals
+        }
+        for round_ in range(args.rounds):
+            for name, setting in settings.items():
+                rate = decisions_per_second(dataclasses.replace(setting, overwrite=round_ > 0))
+                totals[name] += 1 / rate
+                print(f"round {round_ + 1}, {name}: {rate:,.0f} decisions per CPU second")
     ratio = totals["other"] / totals["base"]
     print(f"--other costs {ratio:.2f} times --base's CPU time per decision")
 
