@@ -148,15 +148,23 @@ def test_one_command_line_helper_reads_and_writes_every_flag():
         fast: bool = cli.arg(True, "a flag")
         option: list[str] = cli.list_arg([], "repeatable")
         pool: list[str] = cli.list_arg(["self"], "several values", nargs="+")
+        span: str = cli.arg("0,1", "a value that may start with '-'")
+        shift: float = cli.arg(0.0, "a number that may be negative")
 
     parser = cli.dataclass_parser("training.x", "A tool.", Args)
     assert Args(**vars(parser.parse_args([]))) == Args()
     argv = ["--no-fast", "--option", "a=1", "--option", "b=2", "--pool", "self", "random"]
-    args = Args(**vars(parser.parse_args([*argv, "--count", "3"])))
-    assert args == Args(count=3, fast=False, option=["a=1", "b=2"], pool=["self", "random"])
+    args = Args(**vars(parser.parse_args([*argv, "--count", "3", "--span=-25,25"])))
+    assert args == Args(
+        count=3, fast=False, option=["a=1", "b=2"], pool=["self", "random"], span="-25,25"
+    )
     command = cli.command_line("training.x", args)
     assert command.startswith("python -m training.x --name x --count 3 --no-fast")
     assert Args(**vars(parser.parse_args(shlex.split(command)[3:]))) == args
+    negative = dataclasses.replace(args, option=["-a=1"], shift=-0.5)
+    command = cli.command_line("training.x", negative)
+    assert "--span=-25,25" in command and "--option=-a=1" in command
+    assert Args(**vars(parser.parse_args(shlex.split(command)[3:]))) == negative
 
 
 @pytest.mark.slow

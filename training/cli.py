@@ -169,7 +169,13 @@ def command_line(module: str, args: Any) -> str:
             words += [flag, *value] if value else []
         elif isinstance(value, list):
             for item in value:
-                words += [flag, item]
+                words += flag_and_value(flag, item)
         elif value is not None and value != "":
-            words += [flag, str(value)]
+            words += flag_and_value(flag, str(value))
     return shlex.join(words)
+
+
+def flag_and_value(flag: str, value: str) -> list[str]:
+    """``--flag value``, or ``--flag=value`` where the value starts with '-' (which
+    argparse would otherwise read as a flag of its own, as in ``--range -25,25``)."""
+    return [f"{flag}={value}"] if value.startswith("-") else [flag, value]
