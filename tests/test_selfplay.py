@@ -446,6 +446,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--explore", "1.5"], "--explore and --explore-end must be in \\[0, 1\\]"),
         (["--algorithm", "ppo", "--explore", "0.1"], "--explore is for the algorithms whose"),
         (["--exploration", "curious"], "--exploration='curious' is not allowed"),
+        (["--inner-method", "newton"], "--inner-method='newton' is not allowed; allowed values"),
         (["--solver-iterations", "0"], "--solver-iterations must be positive"),
         (["--ignore-fields", "hand,colour"], "--ignore-fields: colour not in .* fields: hand"),
         (["--relative-fields", "colour"], "--relative-fields: colour not a field with one row"),
@@ -624,6 +625,37 @@ def test_the_kl_weight_is_annealed_and_sets_the_step(monkeypatch):
         return (targets(batch, 0.1, kl_coef).exp() - old).abs().sum(1).mean().item()
 
     assert moved(1.0) > moved(5.0) > 0
+
+
+@pytest.mark.parametrize(("method", "converges"), [("extragradient", True), ("mmd", False)])
+def test_extragradient_inner_steps_reach_each_reveals_regularised_equilibrium(
+    method, converges, monkeypatch
+):
+    """``--inner-method extragradient``: at a step (1/eta = 1) where the recipe's MMD steps
+    circle, enough inner steps on fixed zero-sum matrices end where each seat's policy is
+    the logit response to the other's, ``pi ∝ magnet^alpha * exp(Q pi') ^ (1 / alpha)``
+    (the entropy-regularised equilibrium of each matrix)."""
+    args = tiny(critic="joint", inner_steps=150, inner_method=method, kl_coef=1.0)
+    spec, options, game = selfplay.check(args)
+    run = SelfPlay(args, game, options)
+    generator = torch.Generator().manual_seed(0)
+    pairs, size, alpha = 32, game.num_actions, 0.1
+    own = torch.rand(pairs, size, size, generator=generator) * 2 - 1
+    q = torch.stack([own, -own.transpose(1, 2)], dim=1).reshape(2 * pairs, size, size)
+    masks = torch.rand(2 * pairs, size, generator=generator) < 0.7
+    masks[:, 0] = True
+    magnet = selfplay.masked_log_probs(torch.randn(2 * pairs, size, generator=generator), masks)
+    monkeypatch.setattr(run.learner, "values", lambda observations: (q, None))
+    monkeypatch.setattr(run, "_magnet_log_probs", lambda batch: magnet)
+    partners = torch.arange(2 * pairs) ^ 1
+    old = selfplay.masked_log_probs(torch.randn(2 * pairs, size, generator=generator), masks)
+    batch = {"observations": None, "masks": masks, "old": old, "partners": partners}
+    goal = run._mmd_targets(batch, alpha, 1.0).exp()
+    response = (magnet + (q @ goal[partners][:, :, None])[:, :, 0] / alpha).masked_fill(
+        ~masks, -torch.inf
+    )
+    gap = (goal - response.softmax(1)).abs().max().item()
+    assert (gap < 1e-4) if converges else (gap > 0.1)
 
 
 @pytest.mark.parametrize(("critic_epochs", "critic_steps"), [(None, 2), (3, 6)])

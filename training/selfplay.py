@@ -32,6 +32,10 @@ Algorithms (``--algorithm``):
   action, other's action)``; ``--backup expanded`` fits every legal joint action of each
   decision to its reward plus the critic's value of the position it leads to, each
   played on a copy of the game (``BatchedEngine.copy_games``), instead of the one played.
+  With the joint critic both seats take ``--inner-steps`` such steps together on each
+  decision's matrix; ``--inner-method extragradient`` (each step against the other
+  seat's look-ahead) takes them to the matrix's regularised equilibrium, a soft
+  Minimax-Q target, where plain MMD steps of that length circle.
 - ``neurd``: neural replicator dynamics (Hennes et al. 2020) over the same action critic
   and its expected backups: each legal logit moves along its action's advantage under
   the current policy, ``Q(a) - sum_b pi(b) Q(b)``, at every decision of the batch (the
@@ -131,6 +135,7 @@ EXPLORATIONS = ("uniform", "greedy")
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 CRITICS = ("action", "joint")
 BACKUPS = ("sampled", "expanded")
+INNER_METHODS = ("mmd", "extragradient")
 #: ``--thermometer-fields``: the slope of a step unit (``tanh(2)``: 0.96 half a unit away)
 #: and the most thresholds per entry.
 STEP_SLOPE = 4.0
@@ -220,6 +225,12 @@ class Args:
     )
     solver_iterations: int = arg(100, "minimax: regret-matching+ iterations per matrix game")
     inner_steps: int = arg(1, "qmmd with the joint critic: MMD steps per update on each matrix")
+    inner_method: str = arg(
+        "mmd",
+        "qmmd with the joint critic: each inner step an MMD step against the other seat's "
+        "latest iterate (mmd), or extragradient (a look-ahead step first, then the step "
+        "against the other seat's look-ahead: converges at longer steps)",
+    )
     critic: str = arg(
         "action",
         "qmmd: action (Q over the seat's own actions) or joint (two players choosing together: "
@@ -258,6 +269,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     require_choice("--algorithm", args.algorithm, ALGORITHMS)
     require_choice("--critic", args.critic, CRITICS)
     require_choice("--backup", args.backup, BACKUPS)
+    require_choice("--inner-method", args.inner_method, INNER_METHODS)
     require_choice("--scale", args.scale, SCALES)
     require_choice("--exploration", args.exploration, EXPLORATIONS)
     require_choice("--activation", args.activation, tuple(ACTIVATIONS))
@@ -997,19 +1009,29 @@ class SelfPlay:
         joint critic and ``--inner-steps K``, both seats of a game take K such steps
         together on the critic's matrix (each against the other's latest iterate), from
         the rollout's policies: iterations toward the reveal's regularised equilibrium,
-        which converge only where eta is small beside alpha (docs/selfplay.md)."""
+        which converge only where eta is small beside alpha (docs/selfplay.md).
+        ``--inner-method extragradient`` steps from each iterate against the other seat's
+        look-ahead step instead (Cen et al. 2021's extragradient for entropy-regularised
+        matrix games), which converges to that equilibrium for eta up to about 1/2."""
         a = self.args
         q, _ = self.learner.values(batch["observations"])
-        old = batch["old"].clamp(min=-1e4)
         magnet = self._magnet_log_probs(batch).clamp(min=-1e4)
-        partner = batch.get("partner_probs")
-        goal = old
-        for _ in range(a.inner_steps if self.joint else 1):
+
+        def step(goal: torch.Tensor, partner: torch.Tensor | None) -> torch.Tensor:
             values = Learner.action_values(q, partner)
             logits = (kl_coef * goal + magnet_coef * magnet + values) / (kl_coef + magnet_coef)
-            goal = masked_log_probs(logits, batch["masks"])
-            if self.joint:
-                partner = goal.exp()[batch["partners"]]
+            return masked_log_probs(logits, batch["masks"])
+
+        goal = batch["old"].clamp(min=-1e4)
+        if not self.joint:
+            return step(goal, None)
+        partners = batch["partners"]
+        for _ in range(a.inner_steps):
+            if a.inner_method == "extragradient":
+                ahead = step(goal, goal.exp()[partners])
+                goal = step(goal, ahead.exp()[partners])
+            else:
+                goal = step(goal, goal.exp()[partners])
         return goal
 
     @torch.no_grad()
