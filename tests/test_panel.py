@@ -143,7 +143,7 @@ def test_the_shipped_panel_scores_are_the_results_tables():
     import re
     from pathlib import Path
 
-    from training.agents.policy import baseline_name
+    from training.agents.policy import baseline_name, shipped_files
     from training.evaluation.panel import SHIPPED_PANEL_SCORES
 
     games = {"Pico": "pico", "Pickup": "pickup", "Förslag": "forslag"}
@@ -160,7 +160,7 @@ def test_the_shipped_panel_scores_are_the_results_tables():
             table[name] = cells[5]
     expected = {name: f"{s:+.3f} ± {ci:.3f}" for name, (s, ci) in SHIPPED_PANEL_SCORES.items()}
     assert table == expected
-    shipped = {p.stem for p in (Path(__file__).parent.parent / "training/baselines").glob("*.zip")}
+    shipped = {p.stem for p in shipped_files()}
     assert set(expected) == shipped
 
 

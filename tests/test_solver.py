@@ -566,16 +566,18 @@ def test_a_warm_start_begins_the_best_response_from_the_agents_own_network(tmp_p
     assert result["warm_start"] is True
     config = json.loads((tmp_path / "br" / "config.json").read_text())
     assert config["init"] == str(agent) and config["hidden"] == "16"
-    main(  # the shipped SB3 agent, through the SB3 trainer's --init-model
-        ["--agent", "ppo", "--method", "learned", "--steps", "256", "--games", "4"]
-        + ["--trainer", "sb3", "--warm-start", "--out", str(tmp_path / "sb3")]
+    main(  # a shipped SB3 agent (three-player Pico's), through SB3's --init-model
+        ["--agent", "ppo", "--num-players", "3", "--method", "learned", "--steps", "256"]
+        + ["--games", "4", "--trainer", "sb3", "--warm-start", "--out", str(tmp_path / "sb3")]
     )
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["warm_start"] is True
     config = json.loads((tmp_path / "sb3" / "config.json").read_text())
-    assert config["init_model"].endswith("pico_2p.zip") and config["net_arch"] == "128,128"
+    assert config["init_model"].endswith("pico_3p.zip") and config["net_arch"] == "128,128"
     for bad, message in (
         (["--agent", "random"], "'random' is not a saved network of the self-play learner"),
-        (["--agent", str(agent), "--trainer", "sb3"], "is neither ppo nor a saved model.zip"),
+        (["--agent", str(agent), "--trainer", "sb3"], "is not one (a saved model.zip)"),
+        (["--agent", "ppo", "--trainer", "sb3"], "pico_2p.npz' is not one (a saved model.zip)"),
+        (["--agent", "ppo"], "pico_2p.npz' is an average of 4 (start from one of its"),
     ):
         with pytest.raises(SystemExit):
             main([*bad, "--method", "learned", "--warm-start", "--out", str(tmp_path / "x")])

@@ -19,6 +19,7 @@ from training.agents.policy import (
     load_policy,
     policy_metadata,
     save_policy,
+    shipped_files,
 )
 
 
@@ -277,21 +278,26 @@ def test_learner_receives_its_loss_when_an_opponent_move_ends_the_game(env_id, c
     raise AssertionError("no game in 1000 ended on a winning opponent move")
 
 
-SHIPPED = sorted(BASELINES.glob("*.zip"))
+SHIPPED = shipped_files()
 
 
 def test_baselines_are_shipped_for_every_game():
     shipped_games = {json.loads(p.with_suffix(".json").read_text())["env_id"] for p in SHIPPED}
     assert shipped_games == {spec.aec_id for spec in envs.GAMES}
+    stems = [p.stem for p in SHIPPED]
+    assert len(stems) == len(set(stems))  # one shipped file, of one kind, per configuration
     assert (BASELINES / "forslag_4p.zip").is_file()  # the default player count
 
 
 def test_ppo_resolves_in_every_configuration(env_id, config):
-    """Every configuration each game declares has a shipped trained agent."""
+    """Every configuration each game declares has a shipped trained agent, of one of the
+    two kinds: an SB3 model or a self-play network (alone or an average)."""
+    from training.agents.network import AveragedNetworkAgent, NetworkAgent
     from training.agents.policy import PolicyAgent
 
     spec = envs.get_spec(env_id)
-    assert isinstance(spec.make_agent("ppo", spec.make_game(**config)), PolicyAgent)
+    agent = spec.make_agent("ppo", spec.make_game(**config))
+    assert isinstance(agent, PolicyAgent | NetworkAgent | AveragedNetworkAgent)
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])

@@ -11,6 +11,10 @@ from its policy (a mixed strategy) rather than taking the best; it is saved as
 ``training/baselines/<game>_<N>p[_<option>-<value>...].zip`` (``baseline_name``) with its metadata (env, spaces, command,
 training steps and time) beside it; ``opponent="ppo"`` then loads it.
 
+A network of the self-play learner (its ``model.npz``, or an average of its checkpoints,
+``scripts/tools/average_checkpoints.py``) is shipped as it is, ``<name>.npz`` with its
+``.json`` (``SHIPPED_SUFFIXES``), in place of the ``.zip``: one file per configuration.
+
 Replacing a shipped agent means keeping the old one for the panel first (``git mv`` it
 to ``training/evaluation/panel_v2/``); every command that started from it, the new
 agent's and other shipped agents', then cites that copy, so each still reproduces.

@@ -21,6 +21,9 @@ from envs.core.spec import get_spec, spec_of
 
 #: Trained baselines shipped with the package, one per game and player count.
 BASELINES = Path(__file__).resolve().parent.parent / "baselines"
+#: A shipped agent's file: an SB3 model (this module's), or a network saved by the
+#: self-play learner (``training.agents.network``); its metadata is the ``.json`` beside it.
+SHIPPED_SUFFIXES = (".zip", ".npz")
 #: How a saved policy chooses (its metadata's ``play``): the best legal logit, or a draw
 #: from the softmax over the legal actions (a mixed strategy).
 PLAYS = ("greedy", "sample")
@@ -260,18 +263,33 @@ def baseline_name(game: Game) -> str:
 
 
 def baseline_path(game: Game) -> Path:
-    """Where the shipped baseline of ``game``'s configuration lives."""
+    """Where an SB3 baseline of ``game``'s configuration is shipped
+    (``scripts/tools/ship_baseline.py`` writes it)."""
     return BASELINES / f"{baseline_name(game)}.zip"
 
 
-def shipped_policy(game: Game) -> PolicyAgent:
-    """The shipped MaskablePPO baseline for ``game``'s configuration (``opponent="ppo"``)."""
+def shipped_files(folder: Path = BASELINES) -> list[Path]:
+    """The shipped agents' files in ``folder``, one per configuration, by name."""
+    return sorted(p for suffix in SHIPPED_SUFFIXES for p in folder.glob(f"*{suffix}"))
+
+
+def shipped_path(game: Game, folder: Path | None = None) -> Path | None:
+    """The file of the agent shipped in ``folder`` (by default ``BASELINES``) for
+    ``game``'s configuration, of either kind (``SHIPPED_SUFFIXES``); None if none is."""
+    stem = (folder or BASELINES) / baseline_name(game)
+    found = [stem.with_name(stem.name + suffix) for suffix in SHIPPED_SUFFIXES]
+    return next((path for path in found if path.is_file()), None)
+
+
+def shipped_policy(game: Game) -> Any:
+    """The trained agent shipped for ``game``'s configuration (``opponent="ppo"``): an SB3
+    model or a self-play network, loaded (and checked) as any saved model of its kind."""
     spec = spec_of(game)
-    path = baseline_path(game)
-    if not path.is_file():
-        shipped = sorted(p.stem for p in BASELINES.glob(f"{spec.name}_*.zip"))
+    path = shipped_path(game)
+    if path is None:
+        shipped = [p.stem for p in shipped_files() if p.stem.startswith(f"{spec.name}_")]
         raise ValueError(
             f"no shipped baseline for {spec.aec_id} in this configuration "
             f"({baseline_name(game)}); shipped: {', '.join(shipped) or 'none'}"
         )
-    return load_policy(path, game, spec.aec_id)
+    return spec.make_agent(str(path), game)

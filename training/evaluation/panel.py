@@ -64,7 +64,7 @@ SEARCH_BUDGETS: dict[str, dict[str, Any]] = {
 #: stem (``baseline_name``): ``python scripts/tables/shipped_panel.py``, the benchmark's scoring.
 #: A reference for other agents' scores; tests/test_panel.py checks it against the table.
 SHIPPED_PANEL_SCORES: dict[str, tuple[float, float]] = {
-    "pico_2p": (0.163, 0.093),
+    "pico_2p": (0.168, 0.098),
     "pico_3p": (0.240, 0.092),
     "pico_2p_aside-face_down": (0.308, 0.113),
     "forslag_3p": (0.175, 0.068),
@@ -102,18 +102,16 @@ SHIPPED_PANEL_SCORES: dict[str, tuple[float, float]] = {
 KEPT_POLICIES = Path(__file__).resolve().parent / "panel_v2"
 
 
-def panel_policy_path(game: Game) -> Path:
+def panel_policy_path(game: Game) -> Path | None:
     """The file of ``panel-v2``'s ``ppo`` member for ``game``'s configuration: the agent
-    kept for the panel, else the shipped one (which may not exist)."""
-    from training.agents.policy import baseline_name, baseline_path
+    kept for the panel, else the shipped one; None where neither exists."""
+    from training.agents.policy import shipped_path
 
-    kept = KEPT_POLICIES / f"{baseline_name(game)}.zip"
-    return kept if kept.is_file() else baseline_path(game)
+    return shipped_path(game, KEPT_POLICIES) or shipped_path(game)
 
 
 def panel_members(spec: GameSpec, game: Game) -> dict[str, Agent]:
     """The panel for ``game``: every member that exists for its configuration."""
-    from training.agents.policy import load_policy
     from training.agents.search import ISMCTS, PIMC
 
     members: dict[str, Agent] = {}
@@ -124,8 +122,8 @@ def panel_members(spec: GameSpec, game: Game) -> dict[str, Agent]:
             members[name] = ISMCTS(game, **SEARCH_BUDGETS["ismcts"])
         elif name == "ppo":  # the kept agent, else the shipped one, where either exists
             path = panel_policy_path(game)
-            if path.is_file():
-                members[name] = load_policy(path, game, spec.aec_id)
+            if path is not None:
+                members[name] = spec.make_agent(str(path), game)
         elif name in spec.agents:
             try:
                 members[name] = spec.make_agent(name, game)
