@@ -17,7 +17,7 @@ from pettingzoo.utils.conversions import parallel_to_aec
 import envs
 from envs.core.aec import HiddenHandAEC, HiddenHandParallel
 from envs.core.game import ActionTypeError, IllegalActionError
-from training.agents.policy import baseline_path
+from training.evaluation.panel import panel_policy_path
 
 NOT_INTEGERS = (1.0, np.float32(2.0), "1", None, [1], np.array([0, 1]), np.array(1.5), True)
 
@@ -87,12 +87,12 @@ def test_an_illegal_integer_still_ends_the_episode_as_documented():
 
 
 def test_the_readme_sb3_loop_with_predict_plays_legal_moves():
-    """The README's SB3 snippet, then ``env.step(action)`` as users write it: with the
-    shipped Pico agent no episode may end on an illegal move, and it wins most."""
+    """The README's SB3 snippet, then ``env.step(action)`` as users write it: with an SB3
+    Pico agent (the panel's) no episode may end on an illegal move, and it wins most."""
     from sb3_contrib import MaskablePPO
 
     model = MaskablePPO.load(
-        baseline_path(envs.get_spec("hiddenhand/pico-v0").make_game()), device="cpu"
+        panel_policy_path(envs.get_spec("hiddenhand/pico-v0").make_game()), device="cpu"
     )
     env = gymnasium.make("hiddenhand/Pico-v0", opponent="random")
     returns = []
