@@ -276,8 +276,7 @@ def shipped_files(folder: Path = BASELINES) -> list[Path]:
 def shipped_path(game: Game, folder: Path | None = None) -> Path | None:
     """The file of the agent shipped in ``folder`` (by default ``BASELINES``) for
     ``game``'s configuration, of either kind (``SHIPPED_SUFFIXES``); None if none is."""
-    stem = (folder or BASELINES) / baseline_name(game)
-    found = [stem.with_name(stem.name + suffix) for suffix in SHIPPED_SUFFIXES]
+    found = [(folder or BASELINES) / f"{baseline_name(game)}{s}" for s in SHIPPED_SUFFIXES]
     return next((path for path in found if path.is_file()), None)
 
 
