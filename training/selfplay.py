@@ -1026,12 +1026,9 @@ class SelfPlay:
         if not self.joint:
             return step(goal, None)
         partners = batch["partners"]
-        for _ in range(a.inner_steps):
-            if a.inner_method == "extragradient":
-                ahead = step(goal, goal.exp()[partners])
-                goal = step(goal, ahead.exp()[partners])
-            else:
-                goal = step(goal, goal.exp()[partners])
+        for _ in range(a.inner_steps):  # against the other seat's iterate, or its look-ahead
+            ahead = step(goal, goal.exp()[partners]) if a.inner_method == "extragradient" else goal
+            goal = step(goal, ahead.exp()[partners])
         return goal
 
     @torch.no_grad()

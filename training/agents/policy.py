@@ -268,9 +268,9 @@ def baseline_path(game: Game) -> Path:
     return BASELINES / f"{baseline_name(game)}.zip"
 
 
-def shipped_files(folder: Path = BASELINES) -> list[Path]:
-    """The shipped agents' files in ``folder``, one per configuration, by name."""
-    return sorted(p for suffix in SHIPPED_SUFFIXES for p in folder.glob(f"*{suffix}"))
+def shipped_files() -> list[Path]:
+    """The shipped agents' files (``BASELINES``), one per configuration, by name."""
+    return sorted(p for suffix in SHIPPED_SUFFIXES for p in BASELINES.glob(f"*{suffix}"))
 
 
 def shipped_path(game: Game, folder: Path | None = None) -> Path | None:
