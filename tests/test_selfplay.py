@@ -7,6 +7,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -448,6 +449,8 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--exploration", "curious"], "--exploration='curious' is not allowed"),
         (["--inner-method", "newton"], "--inner-method='newton' is not allowed; allowed values"),
         (["--solver-iterations", "0"], "--solver-iterations must be positive"),
+        (["--inner-steps", "10"], "--inner-steps and --inner-method .* need --critic joint"),
+        (["--inner-method", "extragradient"], "--inner-steps and --inner-method .* need --crit"),
         (["--ignore-fields", "hand,colour"], "--ignore-fields: colour not in .* fields: hand"),
         (["--relative-fields", "colour"], "--relative-fields: colour not a field with one row"),
         (["--relative-fields", "aside"], "--relative-fields: aside not a field with one row per"),
@@ -837,6 +840,9 @@ def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_pat
     mean = (first["weight_0"] + last["weight_0"]) / 2
     assert np.allclose(np.load(weights / "model.npz")["weight_0"], mean)
     assert swa.logits_batch(seen).shape == (16, game.num_actions)  # one network, batched
+    made = json.loads((average / "model.json").read_text())["command"]
+    trained = json.loads((run / "config.json").read_text())["command"]
+    assert made == f"{trained} && python {' '.join(script)} --last 2 --out {average}"
     other = selfplay.train(
         tiny(decisions=800, eval_every=400, keep_checkpoints=True, seed=1, out=str(tmp_path / "b"))
     )
@@ -897,3 +903,32 @@ def test_init_starts_the_policy_from_a_saved_network_and_refuses_what_does_not_f
     pickup = tiny(env="hiddenhand/pickup-v0", hidden="16,16", init=str(saved))
     with pytest.raises(ValueError, match="--init: .*made for another env"):
         selfplay.check(pickup)
+
+
+def test_a_self_play_network_ships_whole_in_place_of_an_sb3_model(tmp_path, monkeypatch):
+    """``scripts/tools/ship_baseline.py`` on a self-play run folder copies its network and
+    metadata (``--play`` replacing the network's own), and refuses to ship it beside an SB3
+    model of the same configuration: one agent is shipped per configuration."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "tools" / "ship_baseline.py"
+    module_spec = importlib.util.spec_from_file_location("ship_baseline", path)
+    ship_baseline = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(ship_baseline)
+    run = selfplay.train(tiny(decisions=400, out=str(tmp_path / "run")))
+    shipped = ship_baseline.ship_network(run, to=tmp_path / "pico_2p.npz", play="greedy")
+    assert shipped.read_bytes() == (run / "model.npz").read_bytes()
+    metadata = json.loads(shipped.with_suffix(".json").read_text())
+    assert metadata["play"] == "greedy"
+    assert metadata["command"] == json.loads((run / "model.json").read_text())["command"]
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    assert make_agent(spec, spec.make_game(), str(shipped)).deterministic
+    sb3 = tmp_path / "baselines" / "pico_2p.zip"
+    sb3.parent.mkdir()
+    sb3.write_bytes(b"an SB3 model")
+    monkeypatch.setattr(ship_baseline, "baseline_path", lambda game: sb3)
+    with pytest.raises(FileExistsError, match="pico_2p.zip is shipped .*git mv"):
+        ship_baseline.ship_network(run)
+    assert not sb3.with_suffix(".npz").exists()
+    with pytest.raises(ValueError, match="play 'best' is not allowed"):
+        ship_baseline.ship_network(run, to=tmp_path / "other.npz", play="best")

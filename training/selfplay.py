@@ -282,6 +282,11 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     threshold_range(args.thermometer_range)
     if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
         raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
+    if args.critic != "joint" and (args.inner_steps != 1 or args.inner_method != "mmd"):
+        raise ValueError(
+            "--inner-steps and --inner-method are steps on each reveal's matrix of joint "
+            "actions: they need --critic joint (two players choosing together)"
+        )
     if args.backup == "expanded" and (
         args.critic != "joint" or not engine_class(spec).state_arrays
     ):

@@ -1,14 +1,15 @@
 """Speed of a trained policy's decisions: ``PolicyAgent.act`` against SB3's ``predict``
 (the speed-up ``training.agents.policy`` quotes).
 
-    python scripts/measure/bench_policy.py                       # every shipped baseline
+    python scripts/measure/bench_policy.py                       # every shipped SB3 model
     python scripts/measure/bench_policy.py --decisions 2000 --repeats 5
 
 Both play the same recorded decisions (observations and masks from games of the
 baseline against the heuristic), in turn within each repeat, so load changes on a
 shared machine fall on both alike. The script also checks that the two choose the
 same action at every decision, and fails if they do not (both greedy, also for an agent
-shipped to sample its policy: ``predict`` would draw with torch's generator).
+shipped to sample its policy: ``predict`` would draw with torch's generator). A shipped
+self-play network (``.npz``) has no ``predict`` and is left out.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ checkpoints' mean (as stochastic weight averaging does): as cheap to play as one
 checkpoint, and batched wherever a network is. Self-play's iterates circle an
 equilibrium rather than settle on it, and either average is closer (docs/selfplay.md).
 The metadata is the last checkpoint's, with the averaged checkpoints named in
-``"averaged"``. An existing ``--out`` model is kept unless ``--overwrite``.
+``"averaged"`` and, as ``"command"``, every run's training command and then this one. An existing ``--out`` model is kept unless ``--overwrite``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,13 @@ from training.agents.network import read_network, save_average, save_network
 
 #: What the averaged networks must share: the game they play and how.
 PLAYED = ("env_id", "options", "num_players", "observation_size", "num_actions", "play")
+
+
+def provenance(trained: list[str], argv: list[str]) -> str:
+    """The commands that make the average: each run's training command, once, then this
+    script's, joined by ``&&``."""
+    averaged = " ".join(["python scripts/tools/average_checkpoints.py", *argv])
+    return " && ".join([*dict.fromkeys(trained), averaged])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -58,14 +65,16 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--weights averages one run's checkpoints: other seeds' weights do not mix")
     if (args.out / "model.npz").exists() and not args.overwrite:
         parser.error(f"{args.out / 'model.npz'} exists; pass --overwrite to replace it")
-    members, games = [], set()
+    members, games, trained = [], set(), []
     for path in chosen:
         networks, meta = read_network(path)
         members += networks
+        trained.append(meta["command"])
         games.add(json.dumps([meta[key] for key in PLAYED], sort_keys=True))
     if len(games) > 1 or len({tuple(w.shape for w, _ in m) for m in members}) > 1:
         parser.error(f"the runs differ in the game ({', '.join(PLAYED)}) or the network's shape")
     metadata = {k: v for k, v in meta.items() if k not in ("kind", "hidden", "activation")}
+    metadata["command"] = provenance(trained, argv if argv is not None else sys.argv[1:])
     metadata["averaged"] = [
         path.name if len(args.runs) == 1 else f"{path.parent.parent.name}/{path.name}"
         for path in chosen

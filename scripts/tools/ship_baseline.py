@@ -11,9 +11,12 @@ from its policy (a mixed strategy) rather than taking the best; it is saved as
 ``training/baselines/<game>_<N>p[_<option>-<value>...].zip`` (``baseline_name``) with its metadata (env, spaces, command,
 training steps and time) beside it; ``opponent="ppo"`` then loads it.
 
-A network of the self-play learner (its ``model.npz``, or an average of its checkpoints,
-``scripts/tools/average_checkpoints.py``) is shipped as it is, ``<name>.npz`` with its
-``.json`` (``SHIPPED_SUFFIXES``), in place of the ``.zip``: one file per configuration.
+A network of the self-play learner (a run folder of ``training.selfplay``, or an average
+of checkpoints, ``scripts/tools/average_checkpoints.py``: a folder with ``model.npz``) is
+shipped as it is, ``<name>.npz`` with its ``.json`` (``SHIPPED_SUFFIXES``), in place of
+the ``.zip``: one file per configuration, so a shipped ``.zip`` must be moved first.
+
+    python scripts/tools/ship_baseline.py runs/pico-2p-average
 
 Replacing a shipped agent means keeping the old one for the panel first (``git mv`` it
 to ``training/evaluation/panel_v2/``); every command that started from it, the new
@@ -134,9 +137,37 @@ def ship(
     return path
 
 
+def ship_network(folder: Path, to: Path | None = None, play: str | None = None) -> Path:
+    """Copy the self-play network in ``folder`` (``model.npz`` and its ``.json``) to ``to``,
+    by default the shipped agent's ``.npz`` for its configuration; ``play`` replaces the
+    network's own (``PLAYS``)."""
+    if play is not None and play not in PLAYS:
+        raise ValueError(f"play {play!r} is not allowed; allowed: {', '.join(PLAYS)}")
+    metadata = json.loads((folder / "model.json").read_text())
+    if play is not None:
+        metadata["play"] = play
+    game = get_spec(metadata["env_id"]).make_game(**metadata["options"])
+    target = to or baseline_path(game).with_suffix(".npz")
+    if to is None and (sb3 := baseline_path(game)).is_file():
+        kept = (sb3.relative_to(ROOT) if sb3.is_relative_to(ROOT) else sb3).as_posix()
+        raise FileExistsError(
+            f"{kept} is shipped for this configuration, and one agent is shipped per "
+            f"configuration: move it first (git mv {kept} and its .json to where it is kept)"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.with_suffix(".npz").write_bytes((folder / "model.npz").read_bytes())
+    target.with_suffix(".json").write_text(json.dumps(metadata, indent=2) + "\n")
+    return target.with_suffix(".npz")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", type=Path, help="a run folder made by training.train")
+    parser.add_argument(
+        "run",
+        type=Path,
+        help="a run folder made by training.train, or a folder with a self-play network's "
+        "model.npz (training.selfplay, scripts/tools/average_checkpoints.py)",
+    )
     parser.add_argument(
         "--model",
         default="model",
@@ -146,15 +177,20 @@ def main() -> None:
     parser.add_argument("--half", action="store_true", help="store the weights as float16")
     parser.add_argument(
         "--play",
-        default=DEFAULT_PLAY,
         choices=PLAYS,
         help="how the shipped agent chooses: its best legal action, or a draw from its "
-        "policy (a mixed strategy, for a policy trained to mix)",
+        f"policy (a mixed strategy, for a policy trained to mix); default: {DEFAULT_PLAY} "
+        "for an SB3 model, the network's own for a self-play network",
     )
     args = parser.parse_args()
     try:
-        path = ship(args.run, args.model, args.half, play=args.play)
-    except (ValueError, FileNotFoundError) as error:
+        if (args.run / "model.npz").is_file():
+            if args.half or args.model != "model":
+                raise ValueError("--half and --model are for SB3 runs: a network ships whole")
+            path = ship_network(args.run, play=args.play)
+        else:
+            path = ship(args.run, args.model, args.half, play=args.play or DEFAULT_PLAY)
+    except (ValueError, FileNotFoundError, FileExistsError) as error:
         parser.error(str(error))
     print(f"{path} ({path.stat().st_size / 1024:.0f} KiB)")
     print("pin its choices for the tests: python scripts/record_choices.py")
