@@ -1,7 +1,7 @@
 """The NashConv curves of self-play runs on two-player Pico, in one figure and one table:
 docs/selfplay.md's table of runs and its figure (docs/selfplay/pico_curves.png).
 
-    python scripts/tables/plot_selfplay.py docs/selfplay/pico/* --out docs/selfplay/pico_curves.png
+    python scripts/tables/plot_selfplay.py docs/selfplay/pico/[0-9]* --out docs/selfplay/pico_curves.png
 
 Each argument is a run folder of ``training.selfplay`` (or a copy holding its
 ``config.json`` and ``evaluations.csv``). Prints a Markdown table (the run, the
@@ -53,6 +53,11 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, default=Path("pico_curves.png"))
     args = parser.parse_args()
+    for run in args.runs:
+        if not (run / "config.json").is_file() or not (run / "evaluations.csv").is_file():
+            parser.error(
+                f"{run} is not a run folder of training.selfplay (config.json, evaluations.csv)"
+            )
     import matplotlib
 
     matplotlib.use("Agg")
