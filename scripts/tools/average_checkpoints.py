@@ -13,7 +13,8 @@ checkpoints' mean (as stochastic weight averaging does): as cheap to play as one
 checkpoint, and batched wherever a network is. Self-play's iterates circle an
 equilibrium rather than settle on it, and either average is closer (docs/selfplay.md).
 The metadata is the last checkpoint's, with the averaged checkpoints named in
-``"averaged"`` and, as ``"command"``, every run's training command and then this one. An existing ``--out`` model is kept unless ``--overwrite``.
+``"averaged"`` and, as ``"command"``, every run's training command and then this one.
+An existing ``--out`` model is kept unless ``--overwrite``.
 """
 
 from __future__ import annotations

@@ -83,6 +83,12 @@ def cite_the_kept_agent(command: str, name: str) -> str:
     return command.replace(shipped, kept)
 
 
+def require_play(play: str) -> None:
+    """ValueError unless ``play`` is one of ``PLAYS``."""
+    if play not in PLAYS:
+        raise ValueError(f"play {play!r} is not allowed; allowed: {', '.join(PLAYS)}")
+
+
 def ship(
     run: Path,
     which: str = "model",
@@ -93,8 +99,7 @@ def ship(
     """Copy ``run``'s model (``which``: model, best_model or one of its snapshots,
     ``snapshots/step_000300000``) to ``to``, by default the shipped baseline's path for its
     game and player count; ``play`` (``PLAYS``) is how the shipped agent chooses."""
-    if play not in PLAYS:
-        raise ValueError(f"play {play!r} is not allowed; allowed: {', '.join(PLAYS)}")
+    require_play(play)
     final = run / "model.json"  # has the command and time; written when the run ends
     if which == "model" and not final.is_file():
         raise FileNotFoundError(
@@ -141,23 +146,23 @@ def ship_network(folder: Path, to: Path | None = None, play: str | None = None) 
     """Copy the self-play network in ``folder`` (``model.npz`` and its ``.json``) to ``to``,
     by default the shipped agent's ``.npz`` for its configuration; ``play`` replaces the
     network's own (``PLAYS``)."""
-    if play is not None and play not in PLAYS:
-        raise ValueError(f"play {play!r} is not allowed; allowed: {', '.join(PLAYS)}")
     metadata = json.loads((folder / "model.json").read_text())
     if play is not None:
+        require_play(play)
         metadata["play"] = play
     game = get_spec(metadata["env_id"]).make_game(**metadata["options"])
-    target = to or baseline_path(game).with_suffix(".npz")
-    if to is None and (sb3 := baseline_path(game)).is_file():
+    sb3 = baseline_path(game)
+    if to is None and sb3.is_file():
         kept = (sb3.relative_to(ROOT) if sb3.is_relative_to(ROOT) else sb3).as_posix()
         raise FileExistsError(
             f"{kept} is shipped for this configuration, and one agent is shipped per "
             f"configuration: move it first (git mv {kept} and its .json to where it is kept)"
         )
+    target = (to or sb3).with_suffix(".npz")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.with_suffix(".npz").write_bytes((folder / "model.npz").read_bytes())
+    target.write_bytes((folder / "model.npz").read_bytes())
     target.with_suffix(".json").write_text(json.dumps(metadata, indent=2) + "\n")
-    return target.with_suffix(".npz")
+    return target
 
 
 def main() -> None:
