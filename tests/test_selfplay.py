@@ -451,6 +451,8 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--solver-iterations", "0"], "--solver-iterations must be positive"),
         (["--inner-steps", "10"], "--inner-steps and --inner-method .* need --critic joint"),
         (["--inner-method", "extragradient"], "--inner-steps and --inner-method .* need --crit"),
+        (["--off-path", "-1"], "--off-path is a count of positions, 0 or more, got -1"),
+        (["--off-path", "1"], "--off-path fits qmmd's step .* --backup expanded"),
         (["--ignore-fields", "hand,colour"], "--ignore-fields: colour not in .* fields: hand"),
         (["--relative-fields", "colour"], "--relative-fields: colour not a field with one row"),
         (["--relative-fields", "aside"], "--relative-fields: aside not a field with one row per"),
@@ -523,6 +525,59 @@ def test_the_expanded_backup_is_refused_where_it_does_not_apply():
         selfplay.check(tiny(backup="expanded"))
     with pytest.raises(ValueError, match="an engine that copies games"):
         selfplay.check(tiny(env="hiddenhand/pick_and_pack-v0", critic="joint", backup="expanded"))
+
+
+def test_off_path_fits_the_policy_at_positions_one_reveal_off_the_played_path(monkeypatch):
+    """``--off-path K``: at each reveal the rollout keeps, for up to K legal joint actions
+    per game that do not end it, both seats' observations of the position it leads to
+    (what playing it on a copy of the game shows, with the seat's legal cards), and the
+    policy is fitted at those rows as well as at the played ones."""
+    args = tiny(
+        algorithm="qmmd",
+        critic="joint",
+        backup="expanded",
+        off_path=2,
+        num_games=4,
+        num_steps=20,
+        epochs=1,
+        minibatches=2,
+    )
+    spec, options, game = selfplay.check(args)
+    run = SelfPlay(args, game, options)
+    children: list[set[bytes]] = []  # each step's positions one reveal on, as seat 0 sees them
+    expand = run._expanded
+
+    def recording(rows, masks, rollout):
+        scratch = type(run.engine)(num_envs=1, reward_mode="win", seed=0, **options)
+        seen = set()
+        for game_index in np.unique(rows // 2):
+            for a0, a1 in np.argwhere(masks[2 * game_index][:, None] & masks[2 * game_index + 1]):
+                scratch.copy_games(run.engine, [game_index], [0])
+                _, ended, _ = scratch.step(np.array([[a0, a1]]))
+                if not ended[0]:
+                    seen.add(scratch.observe(np.array([0]), np.array([0]))[0].tobytes())
+        children.append(seen)
+        return expand(rows, masks, rollout)
+
+    monkeypatch.setattr(run, "_expanded", recording)
+    rollout = run.collect()
+    assert len(rollout.off_path) == args.num_steps
+    for seen, observations, masks in zip(
+        children, rollout.off_path, rollout.off_path_masks, strict=True
+    ):
+        assert 0 < len(observations) <= 2 * args.off_path * args.num_games
+        assert all(row.tobytes() in seen for row in observations[0::2])
+        layout = game.observation_layout
+        own_hand = layout.views(np.arange(layout.size))["hand"][0]  # the observer's row
+        np.testing.assert_array_equal(masks, observations[:, own_hand] > 0)
+    fitted = []
+    distil = run._distillation_loss
+    monkeypatch.setattr(
+        run, "_distillation_loss", lambda mb, lp, st: fitted.append(len(lp)) or distil(mb, lp, st)
+    )
+    run.update(rollout, 0.0)
+    played = sum(map(len, rollout.observations))
+    assert sum(fitted) == played + sum(map(len, rollout.off_path))
 
 
 def test_explore_mixes_uniform_play_into_what_is_played_not_into_what_is_learned():

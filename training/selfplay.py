@@ -31,7 +31,10 @@ Algorithms (``--algorithm``):
   ``--critic joint`` (two players choosing together) the critic is ``Q(observation, own
   action, other's action)``; ``--backup expanded`` fits every legal joint action of each
   decision to its reward plus the critic's value of the position it leads to, each
-  played on a copy of the game (``BatchedEngine.copy_games``), instead of the one played.
+  played on a copy of the game (``BatchedEngine.copy_games``), instead of the one played;
+  ``--off-path K`` also fits the policy's step at up to K of those positions per game
+  and reveal (drawn from those where the game goes on): positions one reveal off the
+  played path, where a best response steers.
   With the joint critic both seats take ``--inner-steps`` such steps together on each
   decision's matrix; ``--inner-method extragradient`` (each step against the other
   seat's look-ahead) takes them to the matrix's regularised equilibrium, a soft
@@ -242,6 +245,12 @@ class Args:
         "expanded (every legal joint action, its reward plus the critic's value of the "
         "position it leads to, played on copies of the games; engines that copy games: Pico)",
     )
+    off_path: int = arg(
+        0,
+        "qmmd with --backup expanded: also fit the policy's step at this many positions "
+        "per game and reveal one reveal off the played path (joint actions drawn from those "
+        "the backup tried; 0: the played path only)",
+    )
     value_coef: float = arg(0.5, "weight of the critic's loss")
     max_grad_norm: float = arg(0.5, "gradient clipping")
     opponent_pool: int = arg(0, "snapshots kept as the other seats' players; 0: pure self-play")
@@ -293,6 +302,13 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
         raise ValueError(
             "--backup expanded is for --critic joint on an engine that copies games "
             "(two-player Pico)"
+        )
+    if args.off_path < 0:
+        raise ValueError(f"--off-path is a count of positions, 0 or more, got {args.off_path}")
+    if args.off_path and (args.backup != "expanded" or args.algorithm != "qmmd"):
+        raise ValueError(
+            "--off-path fits qmmd's step at the positions that --backup expanded plays: "
+            "pass --algorithm qmmd --critic joint --backup expanded"
         )
     if args.algorithm == "minimax" and game.num_players != 2:
         raise ValueError("--algorithm minimax is for games of two players choosing together")
@@ -629,6 +645,8 @@ class Rollout:
     log_probs: list[np.ndarray] = field(default_factory=list)  # (n, A) the rollout's policy
     partners: list[np.ndarray] = field(default_factory=list)  # joint critic: the other seat's row
     expanded: list[np.ndarray] = field(default_factory=list)  # --backup expanded: (n, A, A)
+    off_path: list[np.ndarray] = field(default_factory=list)  # --off-path: observations
+    off_path_masks: list[np.ndarray] = field(default_factory=list)  # and their masks
 
 
 def returns(rollout: Rollout, gamma: float, lam: float) -> np.ndarray:
@@ -794,7 +812,7 @@ class SelfPlay:
             if partners is not None:
                 rollout.partners.append(partners + sum(map(len, rollout.actions)))
             if self.copies is not None:
-                rollout.expanded.append(self._expanded(rows, flat_masks))
+                rollout.expanded.append(self._expanded(rows, flat_masks, rollout))
             if a.algorithm == "minimax":  # play the solution, back up the game's value
                 values, solution = self._solve(q, flat_masks, partners)
                 log_probs = log_of(solution, flat_masks)
@@ -847,11 +865,13 @@ class SelfPlay:
         return np.eye(masks.shape[1])[best]
 
     @torch.no_grad()
-    def _expanded(self, rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def _expanded(self, rows: np.ndarray, masks: np.ndarray, rollout: Rollout) -> np.ndarray:
         """``--backup expanded``: each decision's targets ``(n, A, A)``, own action first:
         every legal joint action's reward plus (``--gamma``) the critic's value of the
         position it leads to from the seat's side (none where the game ends), each played
-        on a copy of the game. Two players; ``rows`` in pairs, seat 0 then seat 1."""
+        on a copy of the game. Two players; ``rows`` in pairs, seat 0 then seat 1. With
+        ``--off-path K`` it keeps in ``rollout`` both seats' observations and masks at up
+        to K of those positions per game, drawn uniformly from the ones that go on."""
         size = self.game.num_actions
         pairs = np.argwhere(masks[0::2, :, None] & masks[1::2, None, :])  # (P, 3): game, a0, a1
         copies = np.arange(len(pairs))
@@ -864,6 +884,16 @@ class SelfPlay:
         expanded = np.zeros((len(rows), size, size), dtype=np.float32)
         expanded[2 * pairs[:, 0], pairs[:, 1], pairs[:, 2]] = targets[:, 0]
         expanded[2 * pairs[:, 0] + 1, pairs[:, 2], pairs[:, 1]] = targets[:, 1]
+        if self.args.off_path:
+            keys = np.where(terminated, np.inf, self.rng.random(len(pairs)))
+            order = np.lexsort((keys, pairs[:, 0]))  # by game, then by its random key
+            games = pairs[order, 0]
+            rank = np.arange(len(order)) - np.searchsorted(games, games)
+            kept = order[(rank < self.args.off_path) & np.isfinite(keys[order])]
+            rollout.off_path.append(
+                observations.reshape(len(pairs), -1)[kept].reshape(-1, observations.shape[1])
+            )
+            rollout.off_path_masks.append(self.copies.masks()[kept].reshape(-1, size))
         return expanded
 
     @staticmethod
@@ -916,6 +946,8 @@ class SelfPlay:
             self._fit_critic(batch, stats)
             if a.algorithm == "qmmd":
                 batch["goal"] = self._mmd_targets(batch, magnet_coef, kl_coef)
+                if rollout.off_path:
+                    self._add_off_path(batch, rollout, magnet_coef, kl_coef)
             else:
                 batch["goal"] = self._minimax_targets(batch)
             batch["goal_probs"] = batch["goal"].exp()
@@ -925,7 +957,7 @@ class SelfPlay:
         else:
             needed = ["observations", "masks", "actions", "old", "advantages", "targets"]
         for _ in range(a.epochs):
-            for rows in self._minibatches(len(targets)):
+            for rows in self._minibatches(len(batch["observations"])):
                 mb = {key: batch[key][rows] for key in needed}
                 logits = self.learner.logits(mb["observations"])
                 log_probs = masked_log_probs(logits, mb["masks"])
@@ -1035,6 +1067,23 @@ class SelfPlay:
             ahead = step(goal, goal.exp()[partners]) if a.inner_method == "extragradient" else goal
             goal = step(goal, ahead.exp()[partners])
         return goal
+
+    @torch.no_grad()
+    def _add_off_path(self, batch, rollout: Rollout, magnet_coef: float, kl_coef: float) -> None:
+        """``--off-path``: MMD's step at the positions off the played path, from the
+        current policy there, appended to the rows the policy is fitted to."""
+        observations = self._tensor(np.concatenate(rollout.off_path))
+        masks = self._tensor(np.concatenate(rollout.off_path_masks), torch.bool)
+        off = {
+            "observations": observations,
+            "masks": masks,
+            "old": masked_log_probs(self.learner.logits(observations), masks),
+            "partners": torch.arange(len(masks), device=self.device) ^ 1,
+        }
+        goal = self._mmd_targets(off, magnet_coef, kl_coef)
+        batch["observations"] = torch.cat([batch["observations"], observations])
+        batch["masks"] = torch.cat([batch["masks"], masks])
+        batch["goal"] = torch.cat([batch["goal"], goal])
 
     @torch.no_grad()
     def _minimax_targets(self, batch) -> torch.Tensor:
