@@ -562,13 +562,13 @@ def test_off_path_fits_the_policy_at_positions_one_reveal_off_the_played_path(mo
     monkeypatch.setattr(run, "_expanded", recording)
     rollout = run.collect()
     assert len(rollout.off_path) == args.num_steps
+    layout = game.observation_layout
+    own_hand = layout.views(np.arange(layout.size))["hand"][0]  # the observer's row
     for seen, observations, masks in zip(
         children, rollout.off_path, rollout.off_path_masks, strict=True
     ):
         assert 0 < len(observations) <= 2 * args.off_path * args.num_games
         assert all(row.tobytes() in seen for row in observations[0::2])
-        layout = game.observation_layout
-        own_hand = layout.views(np.arange(layout.size))["hand"][0]  # the observer's row
         np.testing.assert_array_equal(masks, observations[:, own_hand] > 0)
     fitted = []
     distil = run._distillation_loss
