@@ -94,12 +94,48 @@ def test_copied_games_play_on_as_their_originals(options: dict) -> None:
         )
 
 
-def test_an_engine_that_does_not_name_its_state_cannot_copy_games() -> None:
+@pytest.mark.parametrize(
+    "options", [{"num_players": 2}, {"num_players": 3}, {"aside": "face_down"}]
+)
+def test_a_loaded_state_plays_on_as_the_engine_it_was_saved_from(options: dict) -> None:
+    """``state_dict`` / ``load_state_dict`` (``training.selfplay --resume``): an engine of
+    another seed that loads a state sees the same observations, masks, rewards, ends and
+    new deals (drawn from the restored generator) as the engine it was taken from."""
+    rng = np.random.default_rng(6)
+    source = PicoVector(30, seed=1, **options)
+    for _ in range(int(rng.integers(5, 15))):
+        masks = source.masks()
+        source.step(np.argmax(rng.random(masks.shape) * masks, axis=2))
+    state = source.state_dict()
+    loaded = PicoVector(30, seed=2, **options)
+    loaded.load_state_dict(state)
+    dealt = 0
+    for _ in range(40):  # long enough for every game to end and be dealt again
+        assert (loaded.observations() == source.observations()).all()
+        assert (loaded.masks() == source.masks()).all()
+        masks = source.masks()
+        actions = np.argmax(rng.random(masks.shape) * masks, axis=2)
+        expected, ended, info = source.step(actions)
+        rewards, terminated, again = loaded.step(actions)
+        assert (terminated == ended).all() and (rewards == expected).all()
+        assert (again["done"] == info["done"]).all()
+        dealt += len(info["done"])
+    assert dealt > 30
+    state["sets"] = state["sets"][:5]
+    with pytest.raises(ValueError, match="'sets' is .* num_envs"):
+        loaded.load_state_dict(state)
+    with pytest.raises(ValueError, match="rng"):
+        loaded.load_state_dict({"sets": state["sets"]})
+
+
+def test_an_engine_that_does_not_name_its_state_cannot_copy_or_save_games() -> None:
     from envs.pickup.batched import PickupVector
 
     engine = PickupVector(3, seed=0)
     with pytest.raises(NotImplementedError, match="PickupVector does not name its state"):
         engine.copy_games(engine, [0], [1])
+    with pytest.raises(NotImplementedError, match="PickupVector does not name its state"):
+        engine.state_dict()
 
 
 def reference_card_values(game: PicoGame, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:

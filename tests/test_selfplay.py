@@ -3,6 +3,7 @@ returns follow each seat's own trajectory, it learns, and what it saves loads ev
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import subprocess
@@ -346,6 +347,100 @@ def test_the_same_seed_gives_the_same_run(tmp_path):
     assert (tmp_path / "a" / "model.npz").read_bytes() == (
         tmp_path / "b" / "model.npz"
     ).read_bytes()
+
+
+class Stopped(Exception):
+    """A run killed part-way (the test's stand-in for a machine that goes away)."""
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"algorithm": "qmmd", "critic": "joint", "backup": "expanded", "off_path": 1},
+        {"algorithm": "mmd", "opponent_pool": 3, "snapshot_every": 600, "learning_rate": 0.003},
+    ],
+)
+def test_a_resumed_run_is_the_run_that_was_not_stopped(tmp_path, monkeypatch, settings):
+    """``--resume``: a run stopped one rollout after its second evaluation and resumed from
+    the command line ends with the same model, checkpoints and evaluations (all but the
+    seconds) as the same run left alone; a finished run leaves nothing to resume."""
+    args = tiny(
+        decisions=2400,
+        eval_every=600,
+        eval_deals=2,
+        keep_checkpoints=True,
+        num_steps=20,
+        num_games=4,
+        **settings,
+    )
+    whole = selfplay.train(dataclasses.replace(args, out=str(tmp_path / "whole")))
+    stopped = tmp_path / "stopped"
+    saves: list[int] = []
+    state_dict, collect = SelfPlay.state_dict, SelfPlay.collect
+
+    def saving(self):
+        saves.append(1)
+        return state_dict(self)
+
+    lost: list[int] = []  # the rollouts after the second save
+
+    def stopping(self, progress=0.0):  # one more rollout and update, then the machine goes
+        if len(saves) == 2:
+            lost.append(1)
+            if len(lost) == 2:
+                raise Stopped
+        return collect(self, progress)
+
+    monkeypatch.setattr(SelfPlay, "state_dict", saving)
+    monkeypatch.setattr(SelfPlay, "collect", stopping)
+    with pytest.raises(Stopped):
+        selfplay.train(dataclasses.replace(args, out=str(stopped)))
+    monkeypatch.undo()
+    assert (stopped / selfplay.RESUME_FILE).is_file()
+    assert len((stopped / "evaluations.csv").read_text().splitlines()) == 3  # header, 2 rows
+    selfplay.main(["--out", str(stopped), "--resume", "--seed", "0", "--no-progress-bar"])
+
+    def evaluations(run: Path) -> list[dict]:
+        rows = list(csv.DictReader((run / "evaluations.csv").open()))
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
+
+    assert len(evaluations(whole)) == 4 and evaluations(stopped) == evaluations(whole)
+    assert (stopped / "model.npz").read_bytes() == (whole / "model.npz").read_bytes()
+    kept = sorted(p.name for p in (whole / "checkpoints").iterdir())
+    assert kept == sorted(p.name for p in (stopped / "checkpoints").iterdir())
+    for name in kept:  # the weights, and the metadata but for the run folder's name
+        mine, theirs = (run / "checkpoints" / name for run in (stopped, whole))
+        assert mine.read_bytes().replace(b"stopped", b"whole") == theirs.read_bytes()
+    assert not (stopped / selfplay.RESUME_FILE).exists()
+    assert not (whole / selfplay.RESUME_FILE).exists()
+
+
+def test_resume_refuses_what_it_cannot_continue_exactly(tmp_path, capsys):
+    """``--resume`` errors, each one line that leaves the run folder as it was: other
+    arguments than the run's, with --overwrite, a finished run, an engine that cannot
+    save its games."""
+    run = tmp_path / "run"
+    args = tiny(decisions=600, eval_every=300, out=str(run), critic="joint")
+    selfplay.train(args)
+    finished = sorted(p.name for p in run.iterdir())
+    (run / selfplay.RESUME_FILE).write_bytes(b"kept")  # as if it had stopped
+    for argv, message in [
+        (["--seed", "3"], "--resume continues the run with its own arguments: --seed 0, not 3"),
+        (["--hidden", "8", "--critic", "action"], "--critic 'joint', not 'action'"),
+        (["--overwrite"], "--overwrite would replace it"),
+    ]:
+        with pytest.raises(SystemExit):
+            selfplay.main(["--out", str(run), "--resume", *argv])
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert message in error, error
+    assert (run / selfplay.RESUME_FILE).read_bytes() == b"kept"
+    (run / selfplay.RESUME_FILE).unlink()
+    with pytest.raises(SystemExit):
+        selfplay.main(["--out", str(run), "--resume"])
+    assert "a finished run leaves none" in capsys.readouterr().err
+    assert sorted(p.name for p in run.iterdir()) == finished
+    with pytest.raises(ValueError, match="Pickup.*'s engine cannot yet"):
+        selfplay.train(tiny(env="hiddenhand/pickup-v0", out=str(run), resume=True))
 
 
 @pytest.mark.parametrize("algorithm", [a for a in selfplay.ALGORITHMS if a != "minimax"])

@@ -9,6 +9,7 @@ anything else happens, with an argparse error that names what is allowed.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import os
 import shlex
@@ -156,6 +157,14 @@ def dataclass_parser(module: str, doc: str, args_class: type) -> argparse.Argume
         else:
             parser.add_argument(flag, type=kinds[f.type], default=f.default, help=help)
     return parser
+
+
+def given_fields(parser: argparse.ArgumentParser, argv: list[str] | None) -> set[str]:
+    """The fields ``argv`` sets (``None``: the command line's), not left at their defaults."""
+    quiet = copy.deepcopy(parser)
+    for action in quiet._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(quiet.parse_args(argv)))
 
 
 def command_line(module: str, args: Any) -> str:

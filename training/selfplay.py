@@ -97,6 +97,18 @@ NashConv on ``--eval-deals`` deals in two-player Pico, win rates against random,
 heuristic and ``pimc`` elsewhere too), TensorBoard scalars (``tb/``) and, with
 ``--keep-checkpoints``, the model of every evaluation (``checkpoints/DECISIONS.npz``).
 The same seed gives the same run on CPU. Results and the recipes are in ``docs/selfplay.md``.
+
+A run that stops (a machine that goes away, a session's end) continues from its last
+evaluation, the same run it would have been:
+
+    python -m training.selfplay --out runs/pico --resume
+
+Each evaluation before the end saves everything the rest of the run depends on in
+``resume.pt`` (the networks, the optimiser, the magnet, the snapshots, every game in
+play and every generator; ``torch.load(weights_only=True)`` reads it, running no code),
+removed when the run finishes. ``--resume`` takes the run's own arguments from its
+``config.json``; any given with it must equal them. It needs an engine that saves its
+games (``BatchedEngine.state_dict``: Pico's).
 """
 
 from __future__ import annotations
@@ -128,6 +140,9 @@ from training.evaluation.panel import EVAL_SEED  # never a training seed
 from training.solvers.pico import Probabilities
 from training.solvers.zero_sum import zero_sum_batch
 
+#: The file in a run folder that ``--resume`` continues from (until the run finishes).
+RESUME_FILE = "resume.pt"
+
 ALGORITHMS = ("ppo", "mmd", "qmmd", "neurd", "minimax")
 #: The algorithms that learn the action critic ``Q(observation, action)`` with expected
 #: backups.
@@ -156,6 +171,11 @@ class Args:
     seed: int = arg(0, "seed of the engine, the network and the action draws")
     out: str = arg("runs/selfplay", "the run folder")
     overwrite: bool = arg(False, "replace an existing run folder")
+    resume: bool = arg(
+        False,
+        "continue the stopped run in --out from its last evaluation (its resume.pt), with "
+        "the arguments it was started with (any others given must equal them)",
+    )
     device: str = arg("cpu", "torch device (cpu, cuda)")
     threads: int = arg(1, "torch threads (one is fastest on a shared machine)")
     num_games: int = arg(256, "games played in lockstep (B)")
@@ -375,9 +395,56 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     except (RuntimeError, AssertionError) as error:
         raise ValueError(f"--device {args.device!r} is not available here ({error})") from None
     out = Path(args.out)
-    if out.exists() and not args.overwrite:
+    if args.resume:
+        check_resume(args, spec)
+    elif out.exists() and not args.overwrite:
         raise ValueError(f"{out} exists; pass --overwrite to replace it, or name another --out")
     return spec, options, game
+
+
+#: What ``--resume`` may differ in from the run's own arguments.
+NOT_RESUMED = ("out", "overwrite", "resume", "progress_bar")
+
+
+def check_resume(args: Args, spec) -> None:
+    """``--resume``: the run in ``--out`` stopped after an evaluation, and ``args`` are the
+    ones it was started with."""
+    out = Path(args.out)
+    if args.overwrite:
+        raise ValueError("--resume continues the run in --out; --overwrite would replace it")
+    if not engine_class(spec).state_arrays:
+        raise ValueError(
+            f"--resume saves the games in play, which {spec.gym_id}'s engine cannot yet "
+            "(engines that name their state_arrays can: Pico's)"
+        )
+    if not (out / RESUME_FILE).is_file():
+        raise ValueError(
+            f"{out / RESUME_FILE} does not exist: --resume continues a run that stopped after "
+            "an evaluation (--eval-every), and a finished run leaves none"
+        )
+    saved = json.loads((out / "config.json").read_text())
+    changed = [
+        f"{cli.flag_of(f.name)} {saved.get(f.name)!r}, not {getattr(args, f.name)!r}"
+        for f in dataclasses.fields(Args)
+        if f.name not in NOT_RESUMED and saved.get(f.name) != getattr(args, f.name)
+    ]
+    if changed:
+        raise ValueError(f"--resume continues the run with its own arguments: {'; '.join(changed)}")
+
+
+def resumed_args(args: Args, given: set[str]) -> Args:
+    """``--resume`` on the command line: the run's own arguments (its ``config.json``),
+    with those ``given`` explicitly over them (``check_resume`` then requires them equal)."""
+    config = Path(args.out) / "config.json"
+    if not config.is_file():
+        return args
+    saved = json.loads(config.read_text())
+    names = {f.name for f in dataclasses.fields(Args)}
+    kept = given | set(NOT_RESUMED)
+    return Args(
+        **{n: saved[n] for n in names - kept if n in saved}
+        | {n: getattr(args, n) for n in names & kept}
+    )
 
 
 def field_names(game, text: str, flag: str, per_seat: bool = False) -> list[str]:
@@ -1118,6 +1185,45 @@ class SelfPlay:
         self.pool.append(copy.deepcopy(self.learner.policy).requires_grad_(False))
         del self.pool[: -self.args.opponent_pool]
 
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the rest of the run depends on, as tensors and plain data (``--resume``:
+        loaded with ``torch.load(weights_only=True)``, which runs no code)."""
+        engines = {"engine": self.engine} | ({"copies": self.copies} if self.copies else {})
+        return {
+            "learner": self.learner.state_dict(),
+            "magnet": self.magnet.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "pool": [member.state_dict() for member in self.pool],
+            "engines": {
+                name: {
+                    key: torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+                    for key, value in engine.state_dict().items()
+                }
+                for name, engine in engines.items()
+            },
+            "rng": self.rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(),
+            "learning": torch.from_numpy(self.learning.copy()),
+            "member": torch.from_numpy(self.member.copy()),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.learner.load_state_dict(state["learner"])
+        self.magnet.load_state_dict(state["magnet"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.pool = []
+        for weights in state["pool"]:
+            self.pool.append(copy.deepcopy(self.learner.policy).requires_grad_(False))
+            self.pool[-1].load_state_dict(weights)
+        for name, saved in state["engines"].items():
+            getattr(self, name).load_state_dict(
+                {k: v.numpy() if isinstance(v, torch.Tensor) else v for k, v in saved.items()}
+            )
+        self.rng.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+        self.learning[...] = state["learning"].numpy()
+        self.member[...] = state["member"].numpy()
+
 
 def evaluate(spec, game, agent: NetworkAgent, args: Args) -> dict[str, float]:
     """The periodic evaluation: exact NashConv (two-player Pico, public hands) and win
@@ -1179,26 +1285,37 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
     """Self-play with arguments ``check`` has passed."""
     torch.set_num_threads(args.threads)
     out = Path(args.out)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    command = cli.command_line("training.selfplay", args)
-    (out / "config.json").write_text(
-        json.dumps({**dataclasses.asdict(args), "command": command}, indent=2)
-    )
+    run = SelfPlay(args, game, options)
+    rows: list[dict] = []
+    decisions, next_eval, next_snapshot, seconds = 0, args.eval_every, args.snapshot_every, 0.0
+    if args.resume:
+        command = json.loads((out / "config.json").read_text())["command"]
+        saved = torch.load(out / RESUME_FILE, weights_only=True)
+        run.load_state_dict(saved["run"])
+        rows = json.loads(saved["rows"])
+        decisions, next_eval, next_snapshot = saved["schedule"]
+        seconds = saved["seconds"]
+    else:
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        command = cli.command_line("training.selfplay", args)
+        (out / "config.json").write_text(
+            json.dumps({**dataclasses.asdict(args), "command": command}, indent=2)
+        )
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(str(out / "tb"))
-    run = SelfPlay(args, game, options)
+    # a resumed run's scalars from after its last evaluation are written again: purge them
+    writer = SummaryWriter(str(out / "tb"), purge_step=decisions if args.resume else None)
     metadata = policy_metadata(spec.aec_id, game, options, play="sample", command=command)
-    rows: list[dict] = []
-    decisions, next_eval, next_snapshot = 0, args.eval_every, args.snapshot_every
-    started = time.perf_counter()
+    started = time.perf_counter() - seconds
     progress = None
     if args.progress_bar:
         from tqdm import tqdm
 
-        progress = tqdm(total=args.decisions, unit="dec", unit_scale=True, file=sys.stderr)
+        progress = tqdm(
+            total=args.decisions, initial=decisions, unit="dec", unit_scale=True, file=sys.stderr
+        )
 
     def checkpoint() -> None:
         """Save the model and evaluate it."""
@@ -1218,6 +1335,18 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
             table.writerows(rows)
         plot(rows, out / "curve.png")
 
+    def save_resume() -> None:
+        """What ``--resume`` continues from, replaced whole (a stop while saving keeps the
+        last one)."""
+        state = {
+            "run": run.state_dict(),
+            "rows": json.dumps(rows, default=lambda value: value.item()),
+            "schedule": [decisions, next_eval, next_snapshot],
+            "seconds": time.perf_counter() - started,
+        }
+        torch.save(state, out / f"{RESUME_FILE}.partial")
+        (out / f"{RESUME_FILE}.partial").replace(out / RESUME_FILE)
+
     while decisions < args.decisions:
         rollout = run.collect(min(decisions / args.decisions, 1.0))
         decisions += int(rollout.deciding.sum())
@@ -1234,9 +1363,11 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
         if args.eval_every and decisions >= next_eval and decisions < args.decisions:
             checkpoint()
             next_eval += args.eval_every
+            save_resume()
     if progress is not None:
         progress.close()
     checkpoint()
+    (out / RESUME_FILE).unlink(missing_ok=True)
     writer.close()
     print(json.dumps(rows[-1]))
     return out
@@ -1246,6 +1377,8 @@ def main(argv: list[str] | None = None) -> Path:
     parser = cli.dataclass_parser("training.selfplay", __doc__, Args)
     args = Args(**vars(parser.parse_args(argv)))
     try:
+        if args.resume:
+            args = resumed_args(args, cli.given_fields(parser, argv))
         checked = check(args)
     except ValueError as error:
         parser.error(str(error))

@@ -54,8 +54,9 @@ configuration, and ``tests/test_batched_<game>.py`` for what is the game's own.
   legal actions, and changes nothing.
 
 - **Copies.** ``copy_games(source, rows, games)`` puts another engine's games into
-  rows, to play on from them (Pico's engine; an engine that names its state arrays in
-  ``state_arrays`` can).
+  rows, to play on from them, and ``state_dict()`` / ``load_state_dict(state)`` save
+  and restore every game and the generator, to play on later (Pico's engine; an engine
+  that names its state arrays in ``state_arrays`` can).
 
 A game's engine subclasses ``BatchedEngine``, sets ``game_class`` and writes the rules:
 ``_allocate`` (its arrays), ``_deal`` and ``_load`` (start rows), ``observe``,
@@ -222,14 +223,41 @@ class BatchedEngine(abc.ABC):
         """Put the games ``rows`` of ``source`` (an engine of the same configuration) into
         this engine's rows ``games``, to play on from copies of them: a learner that
         tries every joint choice of a reveal, say. The generator is not copied."""
-        if not self.state_arrays:
-            raise NotImplementedError(f"{type(self).__name__} does not name its state arrays")
         if type(source) is not type(self) or source.game.config != self.game.config:
             raise ValueError("copy_games copies from an engine of the same configuration")
         games = np.asarray(games, dtype=np.int64)
         rows = np.asarray(rows, dtype=np.int64)
-        for name in (*self.state_arrays, "_margins"):
+        for name in self._state_names():
             getattr(self, name)[games] = getattr(source, name)[rows]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every game's state and the generator's, copied (arrays by name, and ``"rng"``):
+        an engine of the same configuration and size that loads it (``load_state_dict``)
+        plays on exactly as this one would, draws included (a learner's ``--resume``)."""
+        state: dict[str, Any] = {name: getattr(self, name).copy() for name in self._state_names()}
+        return state | {"rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Take the games and the generator of ``state_dict``; ValueError, changing nothing,
+        where ``state`` is not of an engine of this kind and size."""
+        names = self._state_names()
+        if set(state) != {*names, "rng"}:
+            raise ValueError(f"a state of {type(self).__name__} has {sorted(names)} and rng")
+        for name in names:
+            mine, theirs = getattr(self, name), np.asarray(state[name])
+            if theirs.shape != mine.shape or theirs.dtype != mine.dtype:
+                raise ValueError(
+                    f"state {name!r} is {theirs.dtype} {theirs.shape}; this engine's is "
+                    f"{mine.dtype} {mine.shape} (same configuration and num_envs needed)"
+                )
+        for name in names:
+            getattr(self, name)[...] = state[name]
+        self.rng.bit_generator.state = state["rng"]
+
+    def _state_names(self) -> tuple[str, ...]:
+        if not self.state_arrays:
+            raise NotImplementedError(f"{type(self).__name__} does not name its state arrays")
+        return (*self.state_arrays, "_margins")
 
     def _started(self, games: np.ndarray) -> None:
         self._margins[games] = score_margins(self.scores()[games])
