@@ -117,9 +117,6 @@ def test_own_deals_come_from_the_seed(env_id, config):
     and dealt apart.)"""
     engine, again, other = (new_engine(env_id, config, 300, seed=s) for s in (3, 3, 4))
 
-    def views(e) -> list[np.ndarray]:
-        return [e.observations(), e.masks(), e.choosers(), e.scores()]
-
     first = views(engine)
     for mine, theirs in zip(first, views(again), strict=True):
         np.testing.assert_array_equal(mine, theirs)
@@ -139,6 +136,81 @@ def test_own_deals_come_from_the_seed(env_id, config):
     engine.reset(3)
     for mine, theirs in zip(views(engine), first, strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def views(engine, rows=None) -> list[np.ndarray]:
+    """What an engine shows of its games (of ``rows``: all by default)."""
+    every = [engine.observations(), engine.masks(), engine.choosers(), engine.scores()]
+    return every if rows is None else [view[rows] for view in every]
+
+
+def test_a_saved_state_plays_on_as_the_engine_it_was_saved_from(env_id, config):
+    """``state_dict`` / ``load_state_dict`` (``training.selfplay --resume``): an engine
+    of another seed that loads a state shows and plays what the engine it came from does,
+    step for step, until every game has ended and been dealt again from the restored
+    generator; a state of another size is refused, changing nothing."""
+    rng = np.random.default_rng(7)
+    source = new_engine(env_id, config, 12, seed=1)
+    for _ in range(int(rng.integers(3, 30))):  # the games at different stages
+        source.step(random_actions(source.masks(), rng))
+    state = source.state_dict()
+    loaded = new_engine(env_id, config, 12, seed=2)
+    loaded.load_state_dict(state)
+    ended = np.zeros(12, dtype=bool)
+    for _ in range(100 * source.game.max_decisions):
+        for mine, theirs in zip(views(loaded), views(source), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+        if ended.all():
+            break
+        actions = random_actions(source.masks(), rng)
+        expected = source.step(actions)
+        rewards, terminated, info = loaded.step(actions)
+        np.testing.assert_array_equal(rewards, expected[0])
+        np.testing.assert_array_equal(terminated, expected[1])
+        for key in ("done", "terminal_observations", "terminal_scores"):
+            np.testing.assert_array_equal(info[key], expected[2][key])
+        ended[info["done"]] = True
+    assert ended.all()
+    smaller = new_engine(env_id, config, 5, seed=3)
+    before = views(smaller)
+    with pytest.raises(ValueError, match="num_envs"):
+        smaller.load_state_dict(state)
+    for mine, theirs in zip(views(smaller), before, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_copied_games_play_on_as_their_originals(env_id, config):
+    """``copy_games`` (``training.selfplay --backup expanded`` tries every joint action on
+    copies): copies of games at every stage, put into other rows of another engine, show
+    and play what their originals do, given the same actions and chance, until they end."""
+    rng = np.random.default_rng(5)
+    source = new_engine(env_id, config, 20, seed=1)
+    copies = new_engine(env_id, config, 30, seed=2)
+    for _ in range(int(rng.integers(3, 30))):
+        source.step(random_actions(source.masks(), rng))
+    rows = np.sort(rng.permutation(20)[:12])  # ascending, as step takes rows
+    into = np.sort(rng.permutation(30)[:12])
+    assert (rows != into).any()
+    copies.copy_games(source, rows, into)
+    # the generator is not copied: given the same one, the chance during play (Pickup's
+    # next hand) is the same too
+    copies.rng.bit_generator.state = source.rng.bit_generator.state
+    for _ in range(100 * source.game.max_decisions):
+        for mine, theirs in zip(views(copies, into), views(source, rows), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+        if not len(rows):
+            break
+        actions = random_actions(source.masks()[rows], rng)
+        expected, ended, _ = source.step(actions, rows)
+        rewards, terminated, _ = copies.step(actions, into)
+        np.testing.assert_array_equal(terminated, ended)
+        np.testing.assert_array_equal(rewards, expected)
+        rows, into = rows[~ended], into[~ended]  # the ended are dealt again, apart
+    assert not len(rows)
+    spec = envs.get_spec(env_id)
+    other = next(c for c in spec.configurations if spec.make_game(**c).config != source.game.config)
+    with pytest.raises(ValueError, match="same configuration"):
+        new_engine(env_id, other, 5).copy_games(source, [0], [0])
 
 
 @pytest.mark.parametrize("steps", [0, 9])

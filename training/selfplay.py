@@ -107,8 +107,7 @@ Each evaluation before the end saves everything the rest of the run depends on i
 ``resume.pt`` (the networks, the optimiser, the magnet, the snapshots, every game in
 play and every generator; ``torch.load(weights_only=True)`` reads it, running no code),
 removed when the run finishes. ``--resume`` takes the run's own arguments from its
-``config.json``; any given with it must equal them. It needs an engine that saves its
-games (``BatchedEngine.state_dict``: Pico's).
+``config.json``; any given with it must equal them.
 """
 
 from __future__ import annotations
@@ -316,12 +315,10 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
             "--inner-steps and --inner-method are steps on each reveal's matrix of joint "
             "actions: they need --critic joint (two players choosing together)"
         )
-    if args.backup == "expanded" and (
-        args.critic != "joint" or not engine_class(spec).state_arrays
-    ):
+    if args.backup == "expanded" and args.critic != "joint":
         raise ValueError(
-            "--backup expanded is for --critic joint on an engine that copies games "
-            "(two-player Pico)"
+            "--backup expanded plays every joint action of a reveal: it needs --critic joint "
+            "(two players choosing together, as in Pico)"
         )
     if args.off_path < 0:
         raise ValueError(f"--off-path is a count of positions, 0 or more, got {args.off_path}")
@@ -396,7 +393,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
         raise ValueError(f"--device {args.device!r} is not available here ({error})") from None
     out = Path(args.out)
     if args.resume:
-        check_resume(args, spec)
+        check_resume(args)
     elif out.exists() and not args.overwrite:
         raise ValueError(f"{out} exists; pass --overwrite to replace it, or name another --out")
     return spec, options, game
@@ -406,17 +403,12 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
 NOT_RESUMED = ("out", "overwrite", "resume", "progress_bar")
 
 
-def check_resume(args: Args, spec) -> None:
+def check_resume(args: Args) -> None:
     """``--resume``: the run in ``--out`` stopped after an evaluation, and ``args`` are the
     ones it was started with."""
     out = Path(args.out)
     if args.overwrite:
         raise ValueError("--resume continues the run in --out; --overwrite would replace it")
-    if not engine_class(spec).state_arrays:
-        raise ValueError(
-            f"--resume saves the games in play, which {spec.gym_id}'s engine cannot yet "
-            "(engines that name their state_arrays can: Pico's)"
-        )
     if not (out / RESUME_FILE).is_file():
         raise ValueError(
             f"{out / RESUME_FILE} does not exist: --resume continues a run that stopped after "

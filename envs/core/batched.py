@@ -54,13 +54,15 @@ configuration, and ``tests/test_batched_<game>.py`` for what is the game's own.
   legal actions, and changes nothing.
 
 - **Copies.** ``copy_games(source, rows, games)`` puts another engine's games into
-  rows, to play on from them, and ``state_dict()`` / ``load_state_dict(state)`` save
-  and restore every game and the generator, to play on later (Pico's engine; an engine
-  that names its state arrays in ``state_arrays`` can).
+  rows, to play on from them (from an engine that keeps its observations: see
+  ``observed``), and ``state_dict()`` / ``load_state_dict(state)`` save and restore
+  every game and the generator, to play on later. Each engine names the arrays that
+  hold its games in ``state_arrays``.
 
 A game's engine subclasses ``BatchedEngine``, sets ``game_class`` and writes the rules:
 ``_allocate`` (its arrays), ``_deal`` and ``_load`` (start rows), ``observe``,
-``masks``, ``choosers``, ``scores`` and ``_apply`` (one reveal in some rows).
+``masks``, ``choosers``, ``scores`` and ``_apply`` (one reveal in some rows), and names
+its ``state_arrays`` (with ``_restored`` where it keeps more).
 """
 
 from __future__ import annotations
@@ -222,13 +224,15 @@ class BatchedEngine(abc.ABC):
     def copy_games(self, source: BatchedEngine, rows: np.ndarray, games: np.ndarray) -> None:
         """Put the games ``rows`` of ``source`` (an engine of the same configuration) into
         this engine's rows ``games``, to play on from copies of them: a learner that
-        tries every joint choice of a reveal, say. The generator is not copied."""
+        tries every joint choice of a reveal, say. The generator is not copied, so where
+        the game draws chance during play (Pickup's next hand) the copies draw their own."""
         if type(source) is not type(self) or source.game.config != self.game.config:
             raise ValueError("copy_games copies from an engine of the same configuration")
         games = np.asarray(games, dtype=np.int64)
         rows = np.asarray(rows, dtype=np.int64)
         for name in self._state_names():
             getattr(self, name)[games] = getattr(source, name)[rows]
+        self._restored(games)
 
     def state_dict(self) -> dict[str, Any]:
         """Every game's state and the generator's, copied (arrays by name, and ``"rng"``):
@@ -253,6 +257,12 @@ class BatchedEngine(abc.ABC):
         for name in names:
             getattr(self, name)[...] = state[name]
         self.rng.bit_generator.state = state["rng"]
+        self._restored(self._all)
+
+    def _restored(self, games: np.ndarray) -> None:  # noqa: B027 (an optional hook)
+        """Bring what the engine keeps beside its ``state_arrays`` (caches, arrays derived
+        from the state) up to date in rows ``games``, once ``copy_games`` or
+        ``load_state_dict`` has written their state; nothing by default."""
 
     def _state_names(self) -> tuple[str, ...]:
         if not self.state_arrays:

@@ -186,6 +186,27 @@ class EasterCollectionVector(BatchedEngine):
     game_class = EasterCollectionGame
     #: The generator draws only at the deal (see the module docstring).
     draws_after_deal = False
+    #: The games' state (``copy_games``, ``state_dict``): the source rows and the rules'
+    #: fields; the ``_..._flat`` and ``_..._rows`` arrays are views of them, and
+    #: ``table`` of ``_table_targets`` (whose fifth column is always -1).
+    state_arrays = (
+        "source",
+        "deck",
+        "deck_len",
+        "next_card",
+        "table",
+        "layout",
+        "hand_size",
+        "start_player",
+        "round",
+        "bid",
+        "phase",
+        "last_round",
+        "chosen",
+        "target",
+        "num_placed",
+        "placing",
+    )
     game: EasterCollectionGame
 
     def _allocate(self) -> None:
@@ -443,6 +464,10 @@ class EasterCollectionVector(BatchedEngine):
             self.target[row] = state.target
             self.num_placed[row] = state.num_placed
             self.placing[row] = state.placing
+
+    def _restored(self, games: np.ndarray) -> None:
+        """The cached ``masks`` and ``choosers`` are stale."""
+        self._cache.clear()
 
     # --- what the seats read ---------------------------------------------------------
     def observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:

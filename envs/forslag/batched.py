@@ -141,6 +141,8 @@ class ForslagVector(BatchedEngine):
     game_class = ForslagGame
     #: The generator draws only at the deal (see the module docstring).
     draws_after_deal = False
+    #: The games' state (``_allocate``); the choosers and masks follow (``_restored``).
+    state_arrays = ("obs", "deck", "_key", "_counts", "_refills", "_scoring", "game_card")
     game: ForslagGame
 
     def _allocate(self) -> None:
@@ -448,6 +450,10 @@ class ForslagVector(BatchedEngine):
         pools = self._tally(self.deck[games])[:, n:]
         self._refills[games] = np.concatenate([pools, -pools], axis=2)
         self._refresh(games)
+
+    def _restored(self, games: np.ndarray) -> None:
+        """The choosers and masks of ``games`` (and the status one-hots), from their state."""
+        self._refresh(np.unique(games))  # distinct and ascending: all rows are the slice
 
     # --- what the seats read ---------------------------------------------------------
     @property

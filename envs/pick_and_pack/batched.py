@@ -331,6 +331,38 @@ class PickAndPackVector(BatchedEngine):
     game_class = PickAndPackGame
     #: The generator draws only at the deal (see "Chance" in the module docstring).
     draws_after_deal = False
+    #: The state, with what is kept derived from it (``frames``, the bits, ``closed``,
+    #: ``all_closed``, ``line_tiles``, the masks and choosers) and the ``images`` (which
+    #: also hold the crates' trays): copied as is, nothing is worked out again.
+    state_arrays = (
+        "apples",
+        "face_down",
+        "frames",
+        "grabber",
+        "tile_type",
+        "tile_status",
+        "to_place",
+        "free",
+        "hand",
+        "count",
+        "crate_apples",
+        "closure",
+        "closed",
+        "all_closed",
+        "rush_ready",
+        "rush_new",
+        "rushes",
+        "first_player",
+        "player",
+        "holding",
+        "mixup",
+        "phase",
+        "points",
+        "images",
+        "_mask",
+        "line_tiles",
+        "_choosers",
+    )
     # ``observed = False``: the moves write into ``images`` only the seats' own stacks
     # (``_take_top`` reads them back), and ``observe``, ``observations`` and ``view`` raise.
 

@@ -92,6 +92,20 @@ class PickupVector(BatchedEngine):
 
     game_class = PickupGame
     game: PickupGame
+    #: The table (its views with it) and the integer arrays beside it; the cached masks
+    #: and choosers are dropped by ``_restored``.
+    state_arrays = (
+        "table",
+        "played",
+        "chooser",
+        "last_actor",
+        "dealer",
+        "round",
+        "acted",
+        "finished",
+        "banked",
+        "deck",
+    )
 
     def _allocate(self) -> None:
         game, b, n = self.game, self.num_envs, self.num_players
@@ -146,6 +160,10 @@ class PickupVector(BatchedEngine):
     # --- dealing ---------------------------------------------------------------------
     def _changed(self) -> None:
         self._masks = self._choosers = None
+
+    def _restored(self, games: np.ndarray) -> None:
+        """Drop the cached masks and choosers (the views share the copied table)."""
+        self._changed()
 
     def _deal(self, games: np.ndarray) -> None:
         self._changed()
