@@ -418,7 +418,7 @@ def test_a_resumed_run_is_the_run_that_was_not_stopped(tmp_path, monkeypatch, se
 
 def test_resume_refuses_what_it_cannot_continue_exactly(tmp_path, capsys):
     """``--resume`` errors, each one line that leaves the run folder as it was: other
-    arguments than the run's, with --overwrite, a finished run."""
+    arguments than the run's, with --overwrite, a damaged resume.pt, a finished run."""
     run = tmp_path / "run"
     args = tiny(decisions=600, eval_every=300, out=str(run), critic="joint")
     selfplay.train(args)
@@ -433,6 +433,9 @@ def test_resume_refuses_what_it_cannot_continue_exactly(tmp_path, capsys):
             selfplay.main(["--out", str(run), "--resume", *argv])
         error = capsys.readouterr().err.strip().splitlines()[-1]
         assert message in error, error
+    with pytest.raises(SystemExit):
+        selfplay.main(["--out", str(run), "--resume"])
+    assert "resume.pt is not a state saved by training.selfplay" in capsys.readouterr().err
     assert (run / selfplay.RESUME_FILE).read_bytes() == b"kept"
     (run / selfplay.RESUME_FILE).unlink()
     with pytest.raises(SystemExit):

@@ -422,6 +422,13 @@ def check_resume(args: Args) -> None:
     ]
     if changed:
         raise ValueError(f"--resume continues the run with its own arguments: {'; '.join(changed)}")
+    try:
+        torch.load(out / RESUME_FILE, weights_only=True)["schedule"]
+    except Exception as error:  # a damaged or foreign file: say so, change nothing
+        raise ValueError(
+            f"{out / RESUME_FILE} is not a state saved by training.selfplay ({error}); "
+            "the run can start again with --overwrite"
+        ) from None
 
 
 def resumed_args(args: Args, given: set[str]) -> Args:
