@@ -146,6 +146,63 @@ def test_a_run_gets_a_learned_bound_and_the_report_shows_it(
     assert "learned best response's win rate" in text and "pico-2p (chance 0.50)" in text
 
 
+class Stopped(Exception):
+    """A run killed part-way (the test's stand-in for a machine that goes away)."""
+
+
+def test_a_learner_run_cut_short_goes_on_from_its_last_evaluation(
+    tmp_path, cheap_panel, tiny_learner, monkeypatch
+):
+    """The benchmark run again after a learner run was stopped one rollout past its first
+    evaluation: it goes on from there (``resume.pt``) to the model of the run left alone,
+    and its training time counts what the first part had cost."""
+    import torch
+
+    from training.selfplay import RESUME_FILE, SelfPlay
+
+    evaluation = benchmark.Evaluation(games=4, search_games=1)
+    whole, stopped = (
+        benchmark.plan(["sp-qmmd"], ["pico-2p"], [0], 2000, tmp_path / name)[0]
+        for name in ("whole", "stopped")
+    )
+    state_dict, collect = SelfPlay.state_dict, SelfPlay.collect
+    rollouts: list[str] = []
+
+    def counting(self, progress=0.0):
+        rollouts.append(self.args.out)
+        return collect(self, progress)
+
+    monkeypatch.setattr(SelfPlay, "collect", counting)
+    benchmark.execute(whole, evaluation)
+    saves: list[int] = []
+    lost: list[int] = []
+
+    def saving(self):
+        saves.append(1)
+        return state_dict(self)
+
+    def stopping(self, progress=0.0):
+        if saves:
+            lost.append(1)
+            if len(lost) == 2:
+                raise Stopped
+        return counting(self, progress)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(SelfPlay, "state_dict", saving)
+        patch.setattr(SelfPlay, "collect", stopping)
+        with pytest.raises(Stopped):
+            benchmark.execute(stopped, evaluation)
+    spent = torch.load(stopped.folder / RESUME_FILE, weights_only=True)["cpu_seconds"]
+    before = len(rollouts)
+    result = benchmark.execute(stopped, evaluation)
+    whole_rollouts = rollouts.count(str(whole.folder))
+    assert 0 < len(rollouts) - before < whole_rollouts - 1  # not trained again from the start
+    assert (stopped.folder / "model.npz").read_bytes() == (whole.folder / "model.npz").read_bytes()
+    assert result["train_cpu_seconds"] > spent > 0
+    assert not (stopped.folder / RESUME_FILE).exists()
+
+
 def test_one_set_of_hyperparameters_runs_on_every_configuration(tmp_path):
     """Each learner algorithm's one dict is valid for every configuration of the protocol
     (the learner's own checks; PSRO's rounds with a mixture of opponents)."""

@@ -24,7 +24,8 @@ the harness scores it against the opponent panel
 (``training.evaluation.panel``) with the protocol's evaluation seeds and writes
 ``score.json`` (with the wall and CPU seconds of training and the CPU seconds of
 scoring). Finished runs are skipped, so an interrupted benchmark resumes where it
-stopped. The report aggregates the panel scores over runs (interquartile mean with
+stopped, and a learner run that was cut short goes on from its last evaluation
+(``training.selfplay --resume``), its cost counting both parts. The report aggregates the panel scores over runs (interquartile mean with
 stratified bootstrap intervals, probability of improvement, performance profiles) into
 ``results.json``, ``results.csv``, ``results.md`` and plots; ``--merge`` adds the runs of
 another report's ``results.csv`` (a benchmark split across machines).
@@ -283,12 +284,14 @@ def learner_args(
 def train_learner(
     env_id: str, options: dict, steps: int, seed: int, folder: Path, settings: dict[str, Any]
 ) -> Path:
-    """Train the self-play learner in ``folder`` with ``settings``; its ``model.npz``."""
+    """Train the self-play learner in ``folder`` with ``settings``, going on from where an
+    interrupted run stopped (its last evaluation); its ``model.npz``."""
     from training import selfplay
 
-    return (
-        selfplay.train(learner_args(env_id, options, steps, seed, folder, settings)) / "model.npz"
-    )
+    args = learner_args(env_id, options, steps, seed, folder, settings)
+    if (folder / selfplay.RESUME_FILE).is_file():
+        args = dataclasses.replace(args, overwrite=False, resume=True)
+    return selfplay.train(args) / "model.npz"
 
 
 for _name in ("sp-ppo", "sp-mmd", "sp-qmmd", "sp-neurd", "sp-fsp"):
@@ -463,8 +466,12 @@ def execute(run: Run, evaluation: Evaluation, modules: Sequence[str] = ()) -> di
     started, cpu = time.time(), time.process_time()
     if not trained.is_file():
         run.folder.mkdir(parents=True, exist_ok=True)
+        spent = cost_so_far(run.folder)
         model = ALGORITHMS[run.algorithm](env_id, options, run.steps, run.seed, run.folder)
-        seconds = {"seconds": time.time() - started, "cpu_seconds": time.process_time() - cpu}
+        seconds = {
+            "seconds": spent["seconds"] + time.time() - started,
+            "cpu_seconds": spent["cpu_seconds"] + time.process_time() - cpu,
+        }
         trained.write_text(json.dumps({"model": str(model)} | seconds))
     training = json.loads(trained.read_text())
     model = Path(training["model"])
@@ -479,6 +486,19 @@ def execute(run: Run, evaluation: Evaluation, modules: Sequence[str] = ()) -> di
     }
     score_path.write_text(json.dumps(result, indent=2))
     return result
+
+
+def cost_so_far(folder: Path) -> dict[str, float]:
+    """What an interrupted learner run in ``folder`` had cost by its last evaluation, from
+    which it goes on (its ``resume.pt``; ``training.selfplay --resume``); nothing for others."""
+    import torch
+
+    from training.selfplay import RESUME_FILE
+
+    if not (folder / RESUME_FILE).is_file():
+        return {"seconds": 0.0, "cpu_seconds": 0.0}
+    saved = torch.load(folder / RESUME_FILE, weights_only=True)
+    return {"seconds": saved["seconds"], "cpu_seconds": saved["cpu_seconds"]}
 
 
 def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation) -> dict:

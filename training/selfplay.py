@@ -1286,14 +1286,15 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
     out = Path(args.out)
     run = SelfPlay(args, game, options)
     rows: list[dict] = []
-    decisions, next_eval, next_snapshot, seconds = 0, args.eval_every, args.snapshot_every, 0.0
+    decisions, next_eval, next_snapshot = 0, args.eval_every, args.snapshot_every
+    seconds = cpu_seconds = 0.0
     if args.resume:
         command = json.loads((out / "config.json").read_text())["command"]
         saved = torch.load(out / RESUME_FILE, weights_only=True)
         run.load_state_dict(saved["run"])
         rows = json.loads(saved["rows"])
         decisions, next_eval, next_snapshot = saved["schedule"]
-        seconds = saved["seconds"]
+        seconds, cpu_seconds = saved["seconds"], saved["cpu_seconds"]
     else:
         if out.exists():
             shutil.rmtree(out)
@@ -1307,7 +1308,7 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
     # a resumed run's scalars from after its last evaluation are written again: purge them
     writer = SummaryWriter(str(out / "tb"), purge_step=decisions if args.resume else None)
     metadata = policy_metadata(spec.aec_id, game, options, play="sample", command=command)
-    started = time.perf_counter() - seconds
+    started, cpu_started = time.perf_counter() - seconds, time.process_time() - cpu_seconds
     progress = None
     if args.progress_bar:
         from tqdm import tqdm
@@ -1341,7 +1342,8 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
             "run": run.state_dict(),
             "rows": json.dumps(rows, default=lambda value: value.item()),
             "schedule": [decisions, next_eval, next_snapshot],
-            "seconds": time.perf_counter() - started,
+            "seconds": time.perf_counter() - started,  # what the run has cost so far
+            "cpu_seconds": time.process_time() - cpu_started,
         }
         torch.save(state, out / f"{RESUME_FILE}.partial")
         (out / f"{RESUME_FILE}.partial").replace(out / RESUME_FILE)
