@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stopping import stopped_after_saves
 
 import envs
 from training import benchmark
@@ -146,10 +147,6 @@ def test_a_run_gets_a_learned_bound_and_the_report_shows_it(
     assert "learned best response's win rate" in text and "pico-2p (chance 0.50)" in text
 
 
-class Stopped(Exception):
-    """A run killed part-way (the test's stand-in for a machine that goes away)."""
-
-
 def test_a_learner_run_cut_short_goes_on_from_its_last_evaluation(
     tmp_path, cheap_panel, tiny_learner, monkeypatch
 ):
@@ -165,7 +162,7 @@ def test_a_learner_run_cut_short_goes_on_from_its_last_evaluation(
         benchmark.plan(["sp-qmmd"], ["pico-2p"], [0], 2000, tmp_path / name)[0]
         for name in ("whole", "stopped")
     )
-    state_dict, collect = SelfPlay.state_dict, SelfPlay.collect
+    collect = SelfPlay.collect
     rollouts: list[str] = []
 
     def counting(self, progress=0.0):
@@ -174,25 +171,8 @@ def test_a_learner_run_cut_short_goes_on_from_its_last_evaluation(
 
     monkeypatch.setattr(SelfPlay, "collect", counting)
     benchmark.execute(whole, evaluation)
-    saves: list[int] = []
-    lost: list[int] = []
-
-    def saving(self):
-        saves.append(1)
-        return state_dict(self)
-
-    def stopping(self, progress=0.0):
-        if saves:
-            lost.append(1)
-            if len(lost) == 2:
-                raise Stopped
-        return counting(self, progress)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(SelfPlay, "state_dict", saving)
-        patch.setattr(SelfPlay, "collect", stopping)
-        with pytest.raises(Stopped):
-            benchmark.execute(stopped, evaluation)
+    with stopped_after_saves(1):
+        benchmark.execute(stopped, evaluation)
     spent = torch.load(stopped.folder / RESUME_FILE, weights_only=True)["cpu_seconds"]
     before = len(rollouts)
     result = benchmark.execute(stopped, evaluation)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 from lockstep import Dealer, Lockstep, new_table
+from stopping import stopped_after_saves
 
 import envs
 from training import selfplay
@@ -349,10 +350,6 @@ def test_the_same_seed_gives_the_same_run(tmp_path):
     ).read_bytes()
 
 
-class Stopped(Exception):
-    """A run killed part-way (the test's stand-in for a machine that goes away)."""
-
-
 @pytest.mark.parametrize(
     "settings",
     [
@@ -361,7 +358,7 @@ class Stopped(Exception):
         {"env": "hiddenhand/pick_and_pack-v0", "algorithm": "ppo"},  # seats take turns
     ],
 )
-def test_a_resumed_run_is_the_run_that_was_not_stopped(tmp_path, monkeypatch, settings):
+def test_a_resumed_run_is_the_run_that_was_not_stopped(tmp_path, settings):
     """``--resume``: a run stopped one rollout after its second evaluation and resumed from
     the command line ends with the same model, checkpoints and evaluations (all but the
     seconds) as the same run left alone; a finished run leaves nothing to resume."""
@@ -376,27 +373,8 @@ def test_a_resumed_run_is_the_run_that_was_not_stopped(tmp_path, monkeypatch, se
     )
     whole = selfplay.train(dataclasses.replace(args, out=str(tmp_path / "whole")))
     stopped = tmp_path / "stopped"
-    saves: list[int] = []
-    state_dict, collect = SelfPlay.state_dict, SelfPlay.collect
-
-    def saving(self):
-        saves.append(1)
-        return state_dict(self)
-
-    lost: list[int] = []  # the rollouts after the second save
-
-    def stopping(self, progress=0.0):  # one more rollout and update, then the machine goes
-        if len(saves) == 2:
-            lost.append(1)
-            if len(lost) == 2:
-                raise Stopped
-        return collect(self, progress)
-
-    monkeypatch.setattr(SelfPlay, "state_dict", saving)
-    monkeypatch.setattr(SelfPlay, "collect", stopping)
-    with pytest.raises(Stopped):
+    with stopped_after_saves(2):
         selfplay.train(dataclasses.replace(args, out=str(stopped)))
-    monkeypatch.undo()
     assert (stopped / selfplay.RESUME_FILE).is_file()
     assert len((stopped / "evaluations.csv").read_text().splitlines()) == 3  # header, 2 rows
     selfplay.main(["--out", str(stopped), "--resume", "--seed", "0", "--no-progress-bar"])
