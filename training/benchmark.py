@@ -25,7 +25,9 @@ the harness scores it against the opponent panel
 ``score.json`` (with the wall and CPU seconds of training and the CPU seconds of
 scoring). Finished runs are skipped, so an interrupted benchmark resumes where it
 stopped, and a learner run that was cut short goes on from its last evaluation
-(``training.selfplay --resume``), its cost counting both parts. The report aggregates the panel scores over runs (interquartile mean with
+(``training.selfplay --resume``), its cost counting both parts (``sp-psro`` trains its
+finished rounds again, the same ones, and goes on in the round that was cut short).
+The report aggregates the panel scores over runs (interquartile mean with
 stratified bootstrap intervals, probability of improvement, performance profiles) into
 ``results.json``, ``results.csv``, ``results.md`` and plots; ``--merge`` adds the runs of
 another report's ``results.csv`` (a benchmark split across machines).
