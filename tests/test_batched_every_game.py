@@ -138,6 +138,19 @@ def test_own_deals_come_from_the_seed(env_id, config):
         np.testing.assert_array_equal(mine, theirs)
 
 
+def test_every_seat_chooses_exactly_where_the_game_says_so(env_id, config):
+    """``Game.every_seat_chooses`` (the learner's joint critic relies on it) is true
+    exactly where no seat ever waits: over 200 steps of 30 random games, some step has a
+    seat waiting wherever it is false."""
+    engine = new_engine(env_id, config, 30)
+    rng = np.random.default_rng(1)
+    every_step = True
+    for _ in range(200):
+        every_step &= bool(engine.choosers().all())
+        engine.step(random_actions(engine.masks(), rng))
+    assert every_step == engine.game.every_seat_chooses
+
+
 def views(engine, rows=None) -> list[np.ndarray]:
     """What an engine shows of its games (of ``rows``: all by default)."""
     every = [engine.observations(), engine.masks(), engine.choosers(), engine.scores()]

@@ -442,7 +442,7 @@ def test_every_algorithm_trains_with_an_opponent_pool(tmp_path, algorithm):
 def test_the_joint_critic_trains_on_pico_and_refuses_a_game_with_turns(tmp_path):
     selfplay.train(tiny(critic="joint", decisions=2000, out=str(tmp_path / "pico")))
     assert (tmp_path / "pico" / "model.npz").is_file()
-    with pytest.raises(ValueError, match="needs both seats to choose at every step"):
+    with pytest.raises(ValueError, match="for two players choosing together at every step.* turns"):
         selfplay.train(
             tiny(env="hiddenhand/pick_and_pack-v0", critic="joint", out=str(tmp_path / "pp"))
         )
@@ -461,7 +461,7 @@ def test_minimax_trains_on_pico_and_refuses_a_game_with_turns(tmp_path):
     game = envs.get_spec("hiddenhand/pico-v0").make_game()
     agent = make_agent(envs.get_spec("hiddenhand/pico-v0"), game, str(out))
     assert head_to_head(game, agent, agent, 2)["win_rate"] >= 0
-    with pytest.raises(ValueError, match="needs both seats to choose at every step"):
+    with pytest.raises(ValueError, match="for two players choosing together at every step.* turns"):
         selfplay.train(
             tiny(
                 env="hiddenhand/pick_and_pack-v0",
@@ -515,9 +515,14 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--opponent", "random:lots"], "'lots' is not a weight"),
         (["--opponent", "random,random:2"], "every member needs a name, once"),
         (["--logit-threshold", "0"], "--logit-threshold must be positive"),
-        (["--critic", "joint", "--num-players", "3"], "--critic joint is for --algorithm qmmd"),
+        (["--critic", "joint", "--num-players", "3"], "pico with these options has 3 players$"),
+        (["--critic", "joint", "--algorithm", "mmd"], "--critic joint is for --algorithm qmmd"),
         (["--critic", "pairs"], "--critic='pairs' is not allowed; allowed values: 'action'"),
-        (["--algorithm", "minimax", "--num-players", "3"], "minimax is for games of two"),
+        (["--algorithm", "minimax", "--num-players", "3"], "minimax are for two players"),
+        (
+            ["--env", "hiddenhand/pick_and_pack-v0", "--algorithm", "qmmd", "--critic", "joint"],
+            "choosing together at every step .* has 2 players and turns: use --critic action",
+        ),
         (["--explore", "1.5"], "--explore and --explore-end must be in \\[0, 1\\]"),
         (["--algorithm", "ppo", "--explore", "0.1"], "--explore is for the algorithms whose"),
         (["--exploration", "curious"], "--exploration='curious' is not allowed"),

@@ -28,8 +28,9 @@ Algorithms (``--algorithm``):
   actions: ``pi_new ∝ (pi_old^(1/eta) * magnet^alpha * exp(Q))^(1/(1/eta + alpha))``
   with ``1/eta = --kl-coef`` and ``alpha = --magnet-coef``. No action's advantage is
   sampled, which is what stalls self-play PPO short of equilibrium in Pico. With
-  ``--critic joint`` (two players choosing together) the critic is ``Q(observation, own
-  action, other's action)``; ``--backup expanded`` fits every legal joint action of each
+  ``--critic joint`` (two players choosing together at every step:
+  ``Game.every_seat_chooses``) the critic is ``Q(observation, own action, other's
+  action)``; ``--backup expanded`` fits every legal joint action of each
   decision to its reward plus the critic's value of the position it leads to, each
   played on a copy of the game (``BatchedEngine.copy_games``), instead of the one played;
   ``--off-path K`` also fits the policy's step at up to K of those positions per game
@@ -308,8 +309,17 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
         both = ", ".join(sorted(set(thermometer) & set(ignored)))
         raise ValueError(f"--thermometer-fields: {both} also ignored")
     threshold_range(args.thermometer_range)
-    if args.critic == "joint" and (game.num_players != 2 or args.algorithm != "qmmd"):
-        raise ValueError("--critic joint is for --algorithm qmmd in games of two players")
+    if args.critic == "joint" and args.algorithm != "qmmd":
+        raise ValueError("--critic joint is for --algorithm qmmd")
+    if (args.critic == "joint" or args.algorithm == "minimax") and not (
+        game.num_players == 2 and game.every_seat_chooses
+    ):
+        raise ValueError(
+            "--critic joint and --algorithm minimax are for two players choosing together "
+            "at every step (two-player Pico; Easter collection's secret positions); "
+            f"{spec.name} with these options has {game.num_players} players"
+            + ("" if game.every_seat_chooses else " and turns: use --critic action")
+        )
     if args.critic != "joint" and (args.inner_steps != 1 or args.inner_method != "mmd"):
         raise ValueError(
             "--inner-steps and --inner-method are steps on each reveal's matrix of joint "
@@ -327,8 +337,6 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
             "--off-path fits qmmd's step at the positions that --backup expanded plays: "
             "pass --algorithm qmmd --critic joint --backup expanded"
         )
-    if args.algorithm == "minimax" and game.num_players != 2:
-        raise ValueError("--algorithm minimax is for games of two players choosing together")
     positive = ["decisions", "num_games", "num_steps", "epochs", "minibatches", "threads"]
     positive += ["learning_rate", "clip", "kl_coef", "max_grad_norm", "inner_steps"]
     positive += ["solver_iterations", "logit_threshold"]
@@ -965,12 +973,8 @@ class SelfPlay:
     @staticmethod
     def _partners(deciding: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """For each decision row of a step, the other seat's (both seats of every game
-        choose: rows come in pairs)."""
-        if not deciding.all():
-            raise ValueError(
-                "--critic joint needs both seats to choose at every step (two-player "
-                "simultaneous games, such as Pico); this game has turns: use --critic action"
-            )
+        choose, ``check`` made sure: rows come in pairs)."""
+        assert deciding.all(), "the game's every_seat_chooses is wrong"
         return np.arange(len(rows)) ^ 1
 
     def update(self, rollout: Rollout, progress: float) -> dict[str, float]:

@@ -268,6 +268,9 @@ class Game(abc.ABC):
     #: it per instance when it depends on the options (Pick & Pack: only with a secret
     #: set-up). Game objects do not change after construction (states share them).
     has_hidden_state: ClassVar[bool] = True
+    #: Whether every seat chooses at every step: simultaneous choices only, no turns
+    #: (Pico; Easter collection's secret positions, per instance).
+    every_seat_chooses: ClassVar[bool] = False
     #: Upper bound on the decisions (actions, counting every chooser) in one game.
     max_decisions: ClassVar[int]
 

@@ -747,6 +747,7 @@ class EasterCollectionGame(Game):
         super().__init__(config)
         n = config.num_players
         self.secret = config.variant == "secret_positions"
+        self.every_seat_chooses = self.secret  # no placing in turn
         self.num_actions = NUM_CHIPS * NUM_CARDS if self.secret else NUM_CARDS + NUM_POSITIONS
         # Every bid takes one card from each hand, and the hands get at most the 48 cards
         # left after the first round's table: at most 48 // n bids. A bid asks each seat

@@ -371,6 +371,7 @@ class PicoGame(Game):
     config_class = PicoConfig
     num_actions = NUM_CARDS
     has_hidden_state = False  # the aside card face up: every hand is known (per instance)
+    every_seat_chooses = True
 
     def __init__(self, config: PicoConfig) -> None:
         super().__init__(config)
