@@ -161,7 +161,7 @@ def test_a_saved_state_plays_on_as_the_engine_it_was_saved_from(env_id, config):
     """``state_dict`` / ``load_state_dict`` (``training.selfplay --resume``): an engine
     of another seed that loads a state shows and plays what the engine it came from does,
     step for step, until every game has ended and been dealt again from the restored
-    generator; a state of another size is refused, changing nothing."""
+    generator; a state of another size or configuration is refused, changing nothing."""
     rng = np.random.default_rng(7)
     source = new_engine(env_id, config, 12, seed=1)
     for _ in range(int(rng.integers(3, 30))):  # the games at different stages
@@ -184,12 +184,16 @@ def test_a_saved_state_plays_on_as_the_engine_it_was_saved_from(env_id, config):
             np.testing.assert_array_equal(info[key], expected[2][key])
         ended[info["done"]] = True
     assert ended.all()
-    smaller = new_engine(env_id, config, 5, seed=3)
-    before = views(smaller)
-    with pytest.raises(ValueError, match="num_envs"):
-        smaller.load_state_dict(state)
-    for mine, theirs in zip(views(smaller), before, strict=True):
-        np.testing.assert_array_equal(mine, theirs)
+    other = next(c for c in envs.get_spec(env_id).configurations if c != config)
+    for refusing, message in [
+        (new_engine(env_id, config, 5, seed=3), "num_envs"),
+        (new_engine(env_id, other, 12, seed=3), "with options .*; this engine's are"),
+    ]:
+        before = views(refusing)
+        with pytest.raises(ValueError, match=message):
+            refusing.load_state_dict(state)
+        for mine, theirs in zip(views(refusing), before, strict=True):
+            np.testing.assert_array_equal(mine, theirs)
 
 
 def test_copied_games_play_on_as_their_originals(env_id, config):

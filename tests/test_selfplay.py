@@ -292,7 +292,11 @@ def test_a_run_leaves_the_model_its_command_and_its_evaluations(pico_run):
     assert {"model.npz", "model.json", "config.json", "evaluations.csv", "curve.png", "tb"} <= names
     config = json.loads((pico_run / "config.json").read_text())
     assert config["command"].startswith("python -m training.selfplay --env hiddenhand/pico-v0")
-    assert json.loads((pico_run / "model.json").read_text())["command"] == config["command"]
+    model = json.loads((pico_run / "model.json").read_text())
+    assert model["command"] == config["command"]
+    assert model["reward_mode"] == "win"
+    last = (pico_run / "evaluations.csv").read_text().splitlines()[-1]
+    assert model["decisions"] == int(last.split(",")[0]) >= config["decisions"]
     header = (pico_run / "evaluations.csv").read_text().splitlines()[0].split(",")
     assert {"decisions", "nash_conv", "win_random", "win_heuristic", "win_pimc"} <= set(header)
     with np.load(pico_run / "model.npz", allow_pickle=False) as arrays:  # plain arrays only

@@ -142,6 +142,8 @@ from training.solvers.zero_sum import zero_sum_batch
 
 #: The file in a run folder that ``--resume`` continues from (until the run finishes).
 RESUME_FILE = "resume.pt"
+#: The reward: the zero-sum win reward, tied winners sharing (envs.core.rewards).
+REWARD_MODE = "win"
 
 ALGORITHMS = ("ppo", "mmd", "qmmd", "neurd", "minimax")
 #: The algorithms that learn the action critic ``Q(observation, action)`` with expected
@@ -756,7 +758,7 @@ class SelfPlay:
         torch.manual_seed(args.seed)
         self.rng = np.random.default_rng(args.seed)
         self.engine = engine_class(get_spec(args.env))(
-            num_envs=args.num_games, reward_mode="win", seed=args.seed, **options
+            num_envs=args.num_games, reward_mode=REWARD_MODE, seed=args.seed, **options
         )
         self.joint = args.critic == "joint" or args.algorithm == "minimax"
         #: ``--backup expanded``: copies of the games, one row per joint action tried.
@@ -764,7 +766,7 @@ class SelfPlay:
         if args.backup == "expanded":
             self.copies = engine_class(get_spec(args.env))(
                 num_envs=args.num_games * game.num_actions**2,
-                reward_mode="win",
+                reward_mode=REWARD_MODE,
                 seed=args.seed,
                 **options,
             )
@@ -1311,7 +1313,9 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
 
     # a resumed run's scalars from after its last evaluation are written again: purge them
     writer = SummaryWriter(str(out / "tb"), purge_step=decisions if args.resume else None)
-    metadata = policy_metadata(spec.aec_id, game, options, play="sample", command=command)
+    metadata = policy_metadata(
+        spec.aec_id, game, options, reward_mode=REWARD_MODE, play="sample", command=command
+    )
     started, cpu_started = time.perf_counter() - seconds, time.process_time() - cpu_seconds
     progress = None
     if args.progress_bar:
@@ -1324,10 +1328,11 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
     def checkpoint() -> None:
         """Save the model and evaluate it."""
         layers = run.learner.policy_layers()
-        save_network(layers, args.activation, out / "model.npz", metadata)
+        trained = metadata | {"decisions": decisions}
+        save_network(layers, args.activation, out / "model.npz", trained)
         if args.keep_checkpoints:
             path = out / "checkpoints" / f"{decisions}.npz"
-            save_network(layers, args.activation, path, metadata)
+            save_network(layers, args.activation, path, trained)
         row = {"decisions": decisions, "seconds": round(time.perf_counter() - started, 1)}
         row |= evaluate(spec, game, NetworkAgent(layers, args.activation, False), args)
         rows.append(row)

@@ -68,6 +68,7 @@ its ``state_arrays`` (with ``_restored`` where it keeps more).
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -235,18 +236,26 @@ class BatchedEngine(abc.ABC):
         self._restored(games)
 
     def state_dict(self) -> dict[str, Any]:
-        """Every game's state and the generator's, copied (arrays by name, and ``"rng"``):
-        an engine of the same configuration and size that loads it (``load_state_dict``)
-        plays on exactly as this one would, draws included (a learner's ``--resume``)."""
+        """Every game's state and the generator's, copied (arrays by name, and ``"rng"``),
+        with the game's options (``"options"``): an engine of the same configuration and
+        size that loads it (``load_state_dict``) plays on exactly as this one would, draws
+        included (a learner's ``--resume``)."""
         state: dict[str, Any] = {name: getattr(self, name).copy() for name in self._state_names()}
-        return state | {"rng": self.rng.bit_generator.state}
+        return state | {"rng": self.rng.bit_generator.state, "options": self._options()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Take the games and the generator of ``state_dict``; ValueError, changing nothing,
-        where ``state`` is not of an engine of this kind and size."""
+        where ``state`` is not of an engine of this kind, configuration and size."""
         names = self._state_names()
-        if set(state) != {*names, "rng"}:
-            raise ValueError(f"a state of {type(self).__name__} has {sorted(names)} and rng")
+        if set(state) != {*names, "rng", "options"}:
+            raise ValueError(
+                f"a state of {type(self).__name__} has {sorted(names)}, rng and options"
+            )
+        if state["options"] != self._options():
+            raise ValueError(
+                f"a state of {self.game.name} with options {state['options']}; this engine's "
+                f"are {self._options()}"
+            )
         for name in names:
             mine, theirs = getattr(self, name), np.asarray(state[name])
             if theirs.shape != mine.shape or theirs.dtype != mine.dtype:
@@ -258,6 +267,9 @@ class BatchedEngine(abc.ABC):
             getattr(self, name)[...] = state[name]
         self.rng.bit_generator.state = state["rng"]
         self._restored(self._all)
+
+    def _options(self) -> dict[str, Any]:
+        return dataclasses.asdict(self.game.config)
 
     def _restored(self, games: np.ndarray) -> None:  # noqa: B027 (an optional hook)
         """Bring what the engine keeps beside its ``state_arrays`` (caches, arrays derived
