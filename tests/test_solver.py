@@ -526,6 +526,28 @@ def test_a_search_is_shared_by_observations_that_differ_only_in_the_last_reveal(
     assert 0 < len(searches) < sum(asked)
 
 
+def test_a_network_is_asked_once_per_distinct_input_it_reads(game):
+    """The shipped network ignores the last reveal (no first-layer weight reads it), so
+    ``probabilities_of`` asks it once per position rather than after every reveal that
+    leads there, and the best responses are those of asking at every observation."""
+    agent = sampling_agent(game, "ppo")
+    fields = game.observation_layout.fields
+    ignored = {*range(fields["last_played"].start, fields["last_winners"].stop)}
+    assert ignored and not ignored & set(agent.read_columns)
+    asked, every = [], []
+    ask = agent.action_probabilities_batch
+    agent.action_probabilities_batch = lambda o, m: asked.append(len(o)) or ask(o, m)
+    distinct = probabilities_of(agent)
+    for state, reveal in late_positions(game, 3, seed=5):
+        position = Position.from_state(state)
+        expected = best_responses(
+            game, lambda o, m: every.append(len(o)) or ask(o, m), position, reveal
+        )
+        found = best_responses(game, distinct, position, reveal)
+        assert found == pytest.approx(expected, abs=1e-7)  # float32 rows, other batches
+    assert 0 < sum(asked) < sum(every)
+
+
 @pytest.mark.parametrize(("trainer", "model"), [("selfplay", "model.npz"), ("sb3", "model.zip")])
 def test_the_learned_bound_trains_a_best_response_and_converts_its_win_rate(
     tmp_path, capsys, trainer, model

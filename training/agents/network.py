@@ -88,6 +88,8 @@ class NetworkAgent(LogitsAgent):
         self.layers = layers
         self.activation_name = activation
         self.activation = ACTIVATIONS[activation]
+        #: The observation's columns the network reads (a nonzero first-layer weight).
+        self.read_columns = np.flatnonzero(np.any(layers[0][0] != 0, axis=0))
 
     def logits_batch(self, observations: np.ndarray) -> np.ndarray:
         x = np.asarray(observations, dtype=np.float32)
@@ -127,6 +129,7 @@ class AveragedNetworkAgent:
     def __init__(self, members: list[NetworkAgent], deterministic: bool) -> None:
         self.members = members
         self.deterministic = deterministic
+        self.read_columns = np.unique(np.concatenate([m.read_columns for m in members]))
 
     def action_probabilities_batch(
         self, observations: np.ndarray, action_masks: np.ndarray

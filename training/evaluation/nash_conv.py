@@ -34,7 +34,10 @@ def probabilities_of(agent: Agent, game: PicoGame | None = None) -> Probabilitie
     must be a distribution that is zero outside its mask. A search agent (``uses_position``)
     searches from the state each observation shows (``state_from_observation``), with a
     fixed rng per position, so its stated policy is one run of its search; observations
-    that differ only in the last reveal share it (``future_key``)."""
+    that differ only in the last reveal share it (``future_key``). An agent that names the
+    observation's columns it reads (``read_columns``: a network's inputs) is asked once
+    per distinct input: the exact tree meets each position after every reveal that leads
+    to it, and a network that ignores the last reveal sees one position."""
     batch = getattr(agent, "action_probabilities_batch", None)
     single = getattr(agent, "action_probabilities", None)
     if batch is None and single is None:
@@ -75,7 +78,17 @@ def probabilities_of(agent: Agent, game: PicoGame | None = None) -> Probabilitie
             )
         return result
 
-    return probabilities
+    columns = getattr(agent, "read_columns", None)
+    if columns is None:
+        return probabilities
+
+    def distinct(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        read = np.concatenate([observations[:, columns], masks], axis=1, dtype=np.float32)
+        rows = np.ascontiguousarray(read).view(np.dtype((np.void, 4 * read.shape[1])))[:, 0]
+        _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+        return probabilities(observations[first], masks[first])[inverse.reshape(-1)]
+
+    return distinct
 
 
 def nash_conv(
