@@ -11,9 +11,11 @@ figures docs/selfplay.md quotes.
 ``--states tree``: the states are every state of those deals' trees (what the exact
 NashConv asks about), so the fit is judged on exactly what it was fitted to: whether the
 network can hold the equilibrium at all. ``--deals K`` keeps the first K of the 20 deals
-(a whole tree is about 459,000 states). ``--relative-fields``, ``--thermometer-fields``,
-``--thermometer-range`` and ``--activation`` build the network as the learner's options of
-those names do.
+(a whole tree is about 459,000 states). ``--ignore-fields``, ``--relative-fields``,
+``--thermometer-fields``, ``--thermometer-range`` and ``--activation`` build the network as
+the learner's options of those names do; the states are those distinct in what it reads
+(``--ignore-fields last_played,last_winners``, the recipe's: each position once, not after
+every reveal that leads to it).
 
 Distillation (the default): from each of the 20 deals of the learner's periodic
 evaluation (``training.selfplay``: ``sample_deals(20, EVAL_SEED)``), ``--games-per-deal``
@@ -125,6 +127,7 @@ def main() -> None:
         help="anneal Adam's rate linearly to this over the epochs (default: constant)",
     )
     parser.add_argument("--deals", type=int, default=20, help="the first K evaluation deals")
+    parser.add_argument("--ignore-fields", default="", help="as training.selfplay's")
     parser.add_argument("--relative-fields", default="", help="as training.selfplay's")
     parser.add_argument("--thermometer-fields", default="", help="as training.selfplay's")
     parser.add_argument("--thermometer-range", default="-25,25", help="as training.selfplay's")
@@ -160,6 +163,12 @@ def main() -> None:
         seen, masks = states_of_the_tree(game, deals)
     else:
         seen, masks = states_of_random_play(game, deals, args.games_per_deal)
+    ignored = field_names(game, args.ignore_fields, "--ignore-fields")
+    for name in ignored:  # the rules never read them: the labels stay the same
+        field = game.observation_layout.fields[name]
+        seen[:, field.start : field.stop] = 0.0
+    _, first = np.unique(seen, axis=0, return_index=True)
+    seen, masks = seen[first], masks[first]
     labels = torch.as_tensor(nash.action_probabilities_batch(seen, masks), dtype=torch.float32)
     print(f"{len(seen)} distinct states labelled in {time.perf_counter() - started:.0f} s")
     relative = field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
@@ -167,6 +176,7 @@ def main() -> None:
         game,
         hidden_sizes(args.hidden),
         scale=args.scale,
+        ignore=ignored,
         relative=relative,
         thermometer=field_names(game, args.thermometer_fields, "--thermometer-fields"),
         thresholds=threshold_range(args.thermometer_range),
