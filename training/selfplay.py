@@ -291,6 +291,11 @@ class Args:
     progress_bar: bool = arg(True, "show a progress bar with decisions per second")
 
 
+def joint_critic(args: Args) -> bool:
+    """Whether the critic values joint actions (``--critic joint``; minimax always)."""
+    return args.critic == "joint" or args.algorithm == "minimax"
+
+
 def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     """The spec, options and game of ``args``; ValueError naming what is wrong and what is
     allowed. Nothing is written before this passes."""
@@ -313,9 +318,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     threshold_range(args.thermometer_range)
     if args.critic == "joint" and args.algorithm != "qmmd":
         raise ValueError("--critic joint is for --algorithm qmmd")
-    if (args.critic == "joint" or args.algorithm == "minimax") and not (
-        game.num_players == 2 and game.every_seat_chooses
-    ):
+    if joint_critic(args) and not (game.num_players == 2 and game.every_seat_chooses):
         raise ValueError(
             "--critic joint and --algorithm minimax are for two players choosing together "
             "at every step (two-player Pico; Easter collection's secret positions); "
@@ -379,9 +382,7 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
         )
     if args.opponent_pool and args.opponent:
         raise ValueError("--opponent-pool and --opponent exclude each other: choose one")
-    if (args.opponent_pool or args.opponent) and (
-        args.critic == "joint" or args.algorithm == "minimax"
-    ):
+    if (args.opponent_pool or args.opponent) and joint_critic(args):
         raise ValueError(
             "--opponent-pool and --opponent train one seat per game; the joint critic "
             "(--critic joint, --algorithm minimax) needs every seat learning"
@@ -760,7 +761,7 @@ class SelfPlay:
         self.engine = engine_class(get_spec(args.env))(
             num_envs=args.num_games, reward_mode=REWARD_MODE, seed=args.seed, **options
         )
-        self.joint = args.critic == "joint" or args.algorithm == "minimax"
+        self.joint = joint_critic(args)
         #: ``--backup expanded``: copies of the games, one row per joint action tried.
         self.copies = None
         if args.backup == "expanded":

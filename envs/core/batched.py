@@ -251,10 +251,11 @@ class BatchedEngine(abc.ABC):
             raise ValueError(
                 f"a state of {type(self).__name__} has {sorted(names)}, rng and options"
             )
-        if state["options"] != self._options():
+        options = self._options()
+        if state["options"] != options:
             raise ValueError(
                 f"a state of {self.game.name} with options {state['options']}; this engine's "
-                f"are {self._options()}"
+                f"are {options}"
             )
         for name in names:
             mine, theirs = getattr(self, name), np.asarray(state[name])

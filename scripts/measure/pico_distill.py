@@ -164,11 +164,12 @@ def main() -> None:
     else:
         seen, masks = states_of_random_play(game, deals, args.games_per_deal)
     ignored = field_names(game, args.ignore_fields, "--ignore-fields")
-    for name in ignored:  # the rules never read them: the labels stay the same
-        field = game.observation_layout.fields[name]
-        seen[:, field.start : field.stop] = 0.0
-    _, first = np.unique(seen, axis=0, return_index=True)
-    seen, masks = seen[first], masks[first]
+    if ignored:  # the rules never read them: the labels stay the same
+        for name in ignored:
+            field = game.observation_layout.fields[name]
+            seen[:, field.start : field.stop] = 0.0
+        _, first = np.unique(seen, axis=0, return_index=True)
+        seen, masks = seen[first], masks[first]
     labels = torch.as_tensor(nash.action_probabilities_batch(seen, masks), dtype=torch.float32)
     print(f"{len(seen)} distinct states labelled in {time.perf_counter() - started:.0f} s")
     relative = field_names(game, args.relative_fields, "--relative-fields", per_seat=True)
