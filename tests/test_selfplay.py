@@ -358,6 +358,7 @@ def test_the_same_seed_gives_the_same_run(tmp_path):
     "settings",
     [
         {"algorithm": "qmmd", "critic": "joint", "backup": "expanded", "off_path": 1},
+        {"algorithm": "qmmd", "checkpoint_every": 250},  # kept between evaluations too
         {"algorithm": "mmd", "opponent_pool": 3, "snapshot_every": 600, "learning_rate": 0.003},
         {"env": "hiddenhand/pick_and_pack-v0", "algorithm": "ppo"},  # seats take turns
     ],
@@ -548,6 +549,8 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--thermometer-range", "-5"], "--thermometer-range must be LOW,HIGH"),
         (["--thermometer-range", "0,999"], "at most 201 thresholds"),
         (["--activation", "gelu"], "--activation='gelu' is not allowed; allowed values: 'tanh'"),
+        (["--checkpoint-every", "500"], "--checkpoint-every .* needs --keep-checkpoints, got 500 "),
+        (["--checkpoint-every", "-1", "--keep-checkpoints"], "--checkpoint-every must be at le"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_before_anything_is_written(
@@ -809,6 +812,22 @@ def test_the_critic_takes_its_own_number_of_passes(critic_epochs, critic_steps, 
     stats = run.update(run.collect(), 0.0)
     assert len(steps) == critic_steps + 2
     assert np.isfinite(stats["value_loss"])
+
+
+def test_checkpoint_every_keeps_more_models_of_the_same_run(tmp_path):
+    """``--checkpoint-every`` also keeps the model at the first rollout past each multiple,
+    and changes nothing else: the run ends with the same model."""
+    args = tiny(decisions=1200, num_steps=20, eval_every=400, keep_checkpoints=True)
+    plain = selfplay.train(dataclasses.replace(args, out=str(tmp_path / "a")))
+    dense = selfplay.train(dataclasses.replace(args, checkpoint_every=250, out=str(tmp_path / "b")))
+    assert (plain / "model.npz").read_bytes() == (dense / "model.npz").read_bytes()
+    rollout = 3 * 20 * 2  # decisions a rollout: 3 games, 20 steps, both seats choose
+    at_evaluations = {int(p.stem) for p in (plain / "checkpoints").glob("*.npz")}
+    assert at_evaluations == {480, 840, 1200}
+    first_past_a_multiple = {d for d in range(rollout, 1200, rollout) if d % 250 < rollout}
+    assert first_past_a_multiple == {360, 600, 840, 1080}
+    kept = {int(p.stem) for p in (dense / "checkpoints").glob("*.npz")}
+    assert kept == at_evaluations | first_past_a_multiple
 
 
 def test_keep_checkpoints_saves_the_model_of_every_evaluation(tmp_path):

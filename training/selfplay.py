@@ -96,7 +96,8 @@ by sampling its policy), ``config.json`` (every argument and the command),
 ``evaluations.csv`` and ``curve.png`` (every ``--eval-every`` decisions: the exact
 NashConv on ``--eval-deals`` deals in two-player Pico, win rates against random, the
 heuristic and ``pimc`` elsewhere too), TensorBoard scalars (``tb/``) and, with
-``--keep-checkpoints``, the model of every evaluation (``checkpoints/DECISIONS.npz``).
+``--keep-checkpoints``, the model of every evaluation (``checkpoints/DECISIONS.npz``;
+with ``--checkpoint-every``, more often, for ``scripts/tools/average_checkpoints.py``).
 The same seed gives the same run on CPU. Results and the recipes are in ``docs/selfplay.md``.
 
 A run that stops (a machine that goes away, a session's end) continues from its last
@@ -288,6 +289,9 @@ class Args:
     eval_pimc_games: int = arg(10, "seat-rotated games against pimc (0: none)")
     eval_deals: int = arg(20, "two-player Pico: deals of the exact NashConv (0: none)")
     keep_checkpoints: bool = arg(False, "also keep the model of every evaluation in checkpoints/")
+    checkpoint_every: int = arg(
+        0, "with --keep-checkpoints, also keep the model every this many decisions (0: none)"
+    )
     progress_bar: bool = arg(True, "show a progress bar with decisions per second")
 
 
@@ -368,6 +372,11 @@ def check(args: Args) -> tuple[Any, dict[str, Any], Any]:
     for name in ("eval_pimc_games", "eval_deals", "opponent_pool", "snapshot_every"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 0")
+    if args.checkpoint_every < 0 or (args.checkpoint_every and not args.keep_checkpoints):
+        raise ValueError(
+            f"--checkpoint-every must be at least 0 and needs --keep-checkpoints, got "
+            f"{args.checkpoint_every}{'' if args.keep_checkpoints else ' without it'}"
+        )
     if not 0 < args.gamma <= 1 or not 0 <= args.gae_lambda <= 1:
         raise ValueError("--gamma must be in (0, 1] and --gae-lambda in [0, 1]")
     if not 0 <= args.magnet_update <= 1:
@@ -429,7 +438,8 @@ def check_resume(args: Args) -> None:
     changed = [
         f"{cli.flag_of(f.name)} {saved.get(f.name)!r}, not {getattr(args, f.name)!r}"
         for f in dataclasses.fields(Args)
-        if f.name not in NOT_RESUMED and saved.get(f.name) != getattr(args, f.name)
+        # an argument added since the run started has its default there
+        if f.name not in NOT_RESUMED and saved.get(f.name, f.default) != getattr(args, f.name)
     ]
     if changed:
         raise ValueError(f"--resume continues the run with its own arguments: {'; '.join(changed)}")
@@ -1282,6 +1292,11 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(figure)
 
 
+def next_multiple(decisions: int, every: int) -> int:
+    """The first multiple of ``every`` past ``decisions`` (0 where ``every`` is 0)."""
+    return (decisions // every + 1) * every if every else 0
+
+
 def train(args: Args) -> Path:
     """Run self-play as ``args`` say (checked first); return the run folder."""
     return run_training(args, *check(args))
@@ -1294,6 +1309,7 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
     run = SelfPlay(args, game, options)
     rows: list[dict] = []
     decisions, next_eval, next_snapshot = 0, args.eval_every, args.snapshot_every
+    next_kept = args.checkpoint_every
     seconds = cpu_seconds = 0.0
     if args.resume:
         command = json.loads((out / "config.json").read_text())["command"]
@@ -1301,6 +1317,7 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
         run.load_state_dict(saved["run"])
         rows = json.loads(saved["rows"])
         decisions, next_eval, next_snapshot = saved["schedule"]
+        next_kept = next_multiple(decisions, args.checkpoint_every)
         seconds, cpu_seconds = saved["seconds"], saved["cpu_seconds"]
     else:
         if out.exists():
@@ -1326,14 +1343,15 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
             total=args.decisions, initial=decisions, unit="dec", unit_scale=True, file=sys.stderr
         )
 
+    def save(layers, path: Path) -> None:
+        save_network(layers, args.activation, path, metadata | {"decisions": decisions})
+
     def checkpoint() -> None:
         """Save the model and evaluate it."""
         layers = run.learner.policy_layers()
-        trained = metadata | {"decisions": decisions}
-        save_network(layers, args.activation, out / "model.npz", trained)
+        save(layers, out / "model.npz")
         if args.keep_checkpoints:
-            path = out / "checkpoints" / f"{decisions}.npz"
-            save_network(layers, args.activation, path, trained)
+            save(layers, out / "checkpoints" / f"{decisions}.npz")
         row = {"decisions": decisions, "seconds": round(time.perf_counter() - started, 1)}
         row |= evaluate(spec, game, NetworkAgent(layers, args.activation, False), args)
         rows.append(row)
@@ -1368,6 +1386,9 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
         writer.add_scalar("train/decisions_per_second", rate, decisions)
         if progress is not None:
             progress.update(min(decisions, args.decisions) - progress.n)
+        if args.checkpoint_every and next_kept <= decisions < args.decisions:
+            save(run.learner.policy_layers(), out / "checkpoints" / f"{decisions}.npz")
+            next_kept = next_multiple(decisions, args.checkpoint_every)
         if args.opponent_pool and decisions >= next_snapshot:
             run.snapshot()
             next_snapshot += args.snapshot_every
