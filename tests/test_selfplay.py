@@ -1087,3 +1087,15 @@ def test_a_self_play_network_ships_whole_in_place_of_an_sb3_model(tmp_path, monk
     assert not sb3.with_suffix(".npz").exists()
     with pytest.raises(ValueError, match="play 'best' is not allowed"):
         ship_baseline.ship_network(run, to=tmp_path / "other.npz", play="best")
+    half = ship_baseline.ship_network(run, to=tmp_path / "half" / "pico_2p.npz", half=True)
+    with np.load(half) as arrays, np.load(run / "model.npz") as full:
+        assert {a.dtype for a in arrays.values()} == {np.dtype(np.float16)}
+        assert all(np.array_equal(arrays[k], full[k].astype(np.float16)) for k in full)
+    assert half.stat().st_size < 0.6 * shipped.stat().st_size
+    assert json.loads(half.with_suffix(".json").read_text())["dtype"] == "float16"
+    halved, whole = (make_agent(spec, spec.make_game(), str(p)) for p in (half, run))
+    assert all(w.dtype == np.float32 for layer in halved.layers for w in layer)
+    x = np.random.default_rng(0).random((8, spec.make_game().observation_layout.size))
+    masks = np.ones((8, 11), dtype=bool)
+    gap = halved.action_probabilities_batch(x, masks) - whole.action_probabilities_batch(x, masks)
+    assert 0 < np.abs(gap).max() < 1e-2  # rounded once, and only rounded

@@ -35,6 +35,7 @@ from sb3_contrib import MaskablePPO
 
 import envs  # noqa: F401  (registers the ids)
 from envs.core.spec import get_spec
+from training.agents.network import save_half
 from training.agents.policy import (
     BASELINES,
     DEFAULT_PLAY,
@@ -142,10 +143,12 @@ def ship(
     return path
 
 
-def ship_network(folder: Path, to: Path | None = None, play: str | None = None) -> Path:
+def ship_network(
+    folder: Path, to: Path | None = None, play: str | None = None, half: bool = False
+) -> Path:
     """Copy the self-play network in ``folder`` (``model.npz`` and its ``.json``) to ``to``,
     by default the shipped agent's ``.npz`` for its configuration; ``play`` replaces the
-    network's own (``PLAYS``)."""
+    network's own (``PLAYS``); ``half`` stores its arrays as float16."""
     metadata = json.loads((folder / "model.json").read_text())
     if play is not None:
         require_play(play)
@@ -160,7 +163,11 @@ def ship_network(folder: Path, to: Path | None = None, play: str | None = None) 
         )
     target = (to or sb3).with_suffix(".npz")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes((folder / "model.npz").read_bytes())
+    if half:
+        save_half(folder, target)
+        metadata |= {"dtype": "float16"}
+    else:
+        target.write_bytes((folder / "model.npz").read_bytes())
     target.with_suffix(".json").write_text(json.dumps(metadata, indent=2) + "\n")
     return target
 
@@ -190,9 +197,9 @@ def main() -> None:
     args = parser.parse_args()
     try:
         if (args.run / "model.npz").is_file():
-            if args.half or args.model != "model":
-                raise ValueError("--half and --model are for SB3 runs: a network ships whole")
-            path = ship_network(args.run, play=args.play)
+            if args.model != "model":
+                raise ValueError("--model is for SB3 runs: a network ships whole")
+            path = ship_network(args.run, play=args.play, half=args.half)
         else:
             path = ship(args.run, args.model, args.half, play=args.play or DEFAULT_PLAY)
     except (ValueError, FileNotFoundError, FileExistsError) as error:

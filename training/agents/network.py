@@ -14,6 +14,9 @@ member ``j`` prefixed ``member{j}_``) is ``k`` networks of the same shape whose 
 are averaged at every observation (``AveragedNetworkAgent``): the average of a
 self-play run's last checkpoints (``scripts/tools/average_checkpoints.py``), whose
 iterates circle an equilibrium rather than settle on it.
+
+The arrays may be stored as float16 to halve a shipped file (``ship_baseline.py
+--half``); loading always gives float32.
 """
 
 from __future__ import annotations
@@ -55,7 +58,13 @@ def save_average(members: list[Layers], activation: str, path: str | Path, metad
     return _save(members, activation, path, metadata | {"members": len(members)})
 
 
-def _save(members: list[Layers], activation: str, path: str | Path, metadata: dict) -> Path:
+def _save(
+    members: list[Layers],
+    activation: str,
+    path: str | Path,
+    metadata: dict,
+    dtype: type = np.float32,
+) -> Path:
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
     path = weights_path(path)
@@ -64,8 +73,8 @@ def _save(members: list[Layers], activation: str, path: str | Path, metadata: di
     for j, layers in enumerate(members):
         prefix = f"member{j}_" if len(members) > 1 else ""
         for i, (weight, bias) in enumerate(layers):
-            arrays[f"{prefix}weight_{i}"] = np.asarray(weight, dtype=np.float32)
-            arrays[f"{prefix}bias_{i}"] = np.asarray(bias, dtype=np.float32)
+            arrays[f"{prefix}weight_{i}"] = np.asarray(weight, dtype=dtype)
+            arrays[f"{prefix}bias_{i}"] = np.asarray(bias, dtype=dtype)
     with path.open("wb") as file:  # np.savez would add ".npz" to a name without it
         np.savez(file, **arrays)
     meta = {
@@ -107,9 +116,24 @@ def _read_members(weights: Path, meta: dict) -> list[Layers]:
     depth = len(meta["hidden"]) + 1
     with np.load(weights, allow_pickle=False) as arrays:
         return [
-            [(arrays[f"{p}weight_{i}"], arrays[f"{p}bias_{i}"]) for i in range(depth)]
+            [
+                (
+                    arrays[f"{p}weight_{i}"].astype(np.float32),
+                    arrays[f"{p}bias_{i}"].astype(np.float32),
+                )
+                for i in range(depth)
+            ]
             for p in prefixes
         ]
+
+
+def save_half(path: str | Path, to: str | Path) -> Path:
+    """Copy the saved network(s) at ``path`` to ``to`` with float16 arrays (rounded once:
+    loading the copy gives float32 again); returns the copy's .npz path."""
+    members, meta = read_network(path)
+    hidden = ("kind", "hidden", "activation")  # _save writes these from the arrays
+    metadata = {key: value for key, value in meta.items() if key not in hidden}
+    return _save(members, meta["activation"], to, metadata | {"dtype": "float16"}, np.float16)
 
 
 def read_network(path: str | Path) -> tuple[list[Layers], dict]:
