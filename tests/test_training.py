@@ -318,7 +318,7 @@ def test_shipped_baseline_loads_by_name_and_plays(path):
     )
     assert len(scores) == game.num_players
     # SB3's float16 zips: the widest observations (983) near 1.1 MB; the self-play agent's
-    # .npz: four (256, 256) float32 networks, 1.45 MB
+    # .npz: four (256, 256, 256) networks stored as float16, 1.26 MB
     assert path.stat().st_size < (1_600_000 if path.suffix == ".npz" else 1_200_000)
 
 
