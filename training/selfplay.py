@@ -435,11 +435,12 @@ def check_resume(args: Args) -> None:
             "an evaluation (--eval-every), and a finished run leaves none"
         )
     saved = json.loads((out / "config.json").read_text())
+    defaults = Args()  # an argument added since the run started has its default there
     changed = [
         f"{cli.flag_of(f.name)} {saved.get(f.name)!r}, not {getattr(args, f.name)!r}"
         for f in dataclasses.fields(Args)
-        # an argument added since the run started has its default there
-        if f.name not in NOT_RESUMED and saved.get(f.name, f.default) != getattr(args, f.name)
+        if f.name not in NOT_RESUMED
+        and saved.get(f.name, getattr(defaults, f.name)) != getattr(args, f.name)
     ]
     if changed:
         raise ValueError(f"--resume continues the run with its own arguments: {'; '.join(changed)}")
@@ -1292,11 +1293,6 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(figure)
 
 
-def next_multiple(decisions: int, every: int) -> int:
-    """The first multiple of ``every`` past ``decisions`` (0 where ``every`` is 0)."""
-    return (decisions // every + 1) * every if every else 0
-
-
 def train(args: Args) -> Path:
     """Run self-play as ``args`` say (checked first); return the run folder."""
     return run_training(args, *check(args))
@@ -1309,7 +1305,6 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
     run = SelfPlay(args, game, options)
     rows: list[dict] = []
     decisions, next_eval, next_snapshot = 0, args.eval_every, args.snapshot_every
-    next_kept = args.checkpoint_every
     seconds = cpu_seconds = 0.0
     if args.resume:
         command = json.loads((out / "config.json").read_text())["command"]
@@ -1317,7 +1312,6 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
         run.load_state_dict(saved["run"])
         rows = json.loads(saved["rows"])
         decisions, next_eval, next_snapshot = saved["schedule"]
-        next_kept = next_multiple(decisions, args.checkpoint_every)
         seconds, cpu_seconds = saved["seconds"], saved["cpu_seconds"]
     else:
         if out.exists():
@@ -1378,7 +1372,7 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
 
     while decisions < args.decisions:
         rollout = run.collect(min(decisions / args.decisions, 1.0))
-        decisions += int(rollout.deciding.sum())
+        before, decisions = decisions, decisions + int(rollout.deciding.sum())
         stats = run.update(rollout, min(decisions / args.decisions, 1.0))
         for key, value in stats.items():
             writer.add_scalar(f"train/{key}", value, decisions)
@@ -1386,9 +1380,9 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
         writer.add_scalar("train/decisions_per_second", rate, decisions)
         if progress is not None:
             progress.update(min(decisions, args.decisions) - progress.n)
-        if args.checkpoint_every and next_kept <= decisions < args.decisions:
+        every = args.checkpoint_every  # keep at the first rollout past each multiple
+        if every and before // every < decisions // every and decisions < args.decisions:
             save(run.learner.policy_layers(), out / "checkpoints" / f"{decisions}.npz")
-            next_kept = next_multiple(decisions, args.checkpoint_every)
         if args.opponent_pool and decisions >= next_snapshot:
             run.snapshot()
             next_snapshot += args.snapshot_every

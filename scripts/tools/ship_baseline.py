@@ -164,10 +164,8 @@ def ship_network(
     target = (to or sb3).with_suffix(".npz")
     target.parent.mkdir(parents=True, exist_ok=True)
     if half:
-        save_half(folder, target)
-        metadata |= {"dtype": "float16"}
-    else:
-        target.write_bytes((folder / "model.npz").read_bytes())
+        return save_half(folder, target, metadata)
+    target.write_bytes((folder / "model.npz").read_bytes())
     target.with_suffix(".json").write_text(json.dumps(metadata, indent=2) + "\n")
     return target
 

@@ -118,8 +118,8 @@ def _read_members(weights: Path, meta: dict) -> list[Layers]:
         return [
             [
                 (
-                    arrays[f"{p}weight_{i}"].astype(np.float32),
-                    arrays[f"{p}bias_{i}"].astype(np.float32),
+                    arrays[f"{p}weight_{i}"].astype(np.float32, copy=False),
+                    arrays[f"{p}bias_{i}"].astype(np.float32, copy=False),
                 )
                 for i in range(depth)
             ]
@@ -127,13 +127,13 @@ def _read_members(weights: Path, meta: dict) -> list[Layers]:
         ]
 
 
-def save_half(path: str | Path, to: str | Path) -> Path:
+def save_half(path: str | Path, to: str | Path, metadata: dict | None = None) -> Path:
     """Copy the saved network(s) at ``path`` to ``to`` with float16 arrays (rounded once:
-    loading the copy gives float32 again); returns the copy's .npz path."""
+    loading the copy gives float32 again), with ``metadata`` in place of the file's own
+    where given; returns the copy's .npz path."""
     members, meta = read_network(path)
-    hidden = ("kind", "hidden", "activation")  # _save writes these from the arrays
-    metadata = {key: value for key, value in meta.items() if key not in hidden}
-    return _save(members, meta["activation"], to, metadata | {"dtype": "float16"}, np.float16)
+    metadata = (meta if metadata is None else metadata) | {"dtype": "float16"}
+    return _save(members, meta["activation"], to, metadata, np.float16)
 
 
 def read_network(path: str | Path) -> tuple[list[Layers], dict]:
