@@ -828,6 +828,10 @@ def test_checkpoint_every_keeps_more_models_of_the_same_run(tmp_path):
     assert first_past_a_multiple == {360, 600, 840, 1080}
     kept = {int(p.stem) for p in (dense / "checkpoints").glob("*.npz")}
     assert kept == at_evaluations | first_past_a_multiple
+    # thinned to the evaluations' spacing, the dense run's checkpoints are the plain run's
+    thinned = [path.name for path in selfplay.checkpoint_files(dense, spacing=400)]
+    assert thinned == [path.name for path in selfplay.checkpoint_files(plain)]
+    assert thinned == ["480.npz", "840.npz", "1200.npz"]
 
 
 def test_keep_checkpoints_saves_the_model_of_every_evaluation(tmp_path):
@@ -964,6 +968,8 @@ def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_pat
         (["--last", "1"], "needs at least 2 checkpoints in all"),
         (["--last", "0"], "needs at least 1"),
         (["--last", "99"], "at most the 3 checkpoints of"),
+        (["--spacing", "-1"], "needs 0 (every checkpoint) or more decisions"),
+        (["--spacing", "800"], "at most the 1 checkpoints of"),  # the first past 800 alone
     ):
         result = subprocess.run(
             [sys.executable, *script, *argv, "--out", str(average)], capture_output=True, text=True

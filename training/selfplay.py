@@ -143,6 +143,8 @@ from training.solvers.zero_sum import zero_sum_batch
 
 #: The file in a run folder that ``--resume`` continues from (until the run finishes).
 RESUME_FILE = "resume.pt"
+#: The folder in a run folder of ``--keep-checkpoints``' models, ``DECISIONS.npz`` each.
+CHECKPOINTS = "checkpoints"
 #: The reward: the zero-sum win reward, tied winners sharing (envs.core.rewards).
 REWARD_MODE = "win"
 
@@ -707,6 +709,18 @@ def log_of(probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """Log-probabilities as ``masked_log_probs`` gives them: about -1e9 outside the mask,
     and never below -69 (a probability of 1e-30) inside it."""
     return np.where(masks, np.log(np.maximum(probs, 1e-30)), -1e9)
+
+
+def checkpoint_files(run: str | Path, spacing: int = 0) -> list[Path]:
+    """A run's kept models (``--keep-checkpoints``), oldest first; with ``spacing``, only
+    the first at or past each multiple of it (a ``--checkpoint-every`` run's models at the
+    spacing of its evaluations, say)."""
+    files = sorted((Path(run) / CHECKPOINTS).glob("*.npz"), key=lambda path: int(path.stem))
+    if not spacing:
+        return files
+    multiples = [int(path.stem) // spacing for path in files]
+    previous = [0, *multiples[:-1]]
+    return [path for path, m, p in zip(files, multiples, previous, strict=True) if m > p]
 
 
 def agent_of(learner: Learner, deterministic: bool = False) -> NetworkAgent:
@@ -1345,7 +1359,7 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
         layers = run.learner.policy_layers()
         save(layers, out / "model.npz")
         if args.keep_checkpoints:
-            save(layers, out / "checkpoints" / f"{decisions}.npz")
+            save(layers, out / CHECKPOINTS / f"{decisions}.npz")
         row = {"decisions": decisions, "seconds": round(time.perf_counter() - started, 1)}
         row |= evaluate(spec, game, NetworkAgent(layers, args.activation, False), args)
         rows.append(row)
@@ -1382,7 +1396,7 @@ def run_training(args: Args, spec, options: dict[str, Any], game) -> Path:
             progress.update(min(decisions, args.decisions) - progress.n)
         every = args.checkpoint_every  # keep at the first rollout past each multiple
         if every and before // every < decisions // every and decisions < args.decisions:
-            save(run.learner.policy_layers(), out / "checkpoints" / f"{decisions}.npz")
+            save(run.learner.policy_layers(), out / CHECKPOINTS / f"{decisions}.npz")
         if args.opponent_pool and decisions >= next_snapshot:
             run.snapshot()
             next_snapshot += args.snapshot_every

@@ -17,8 +17,9 @@ The average of behaviour policies at each observation is not quite the average
 strategy (which weights each policy by how often it reaches the observation), but it is
 one network's-worth of memory and what a user can play.
 
-``RUN`` is a run folder of ``--keep-checkpoints`` or a saved average of networks (its
-members in order, as ``average_checkpoints.py`` writes them). ``--combine geometric``
+``RUN`` is a run folder of ``--keep-checkpoints`` (with ``--spacing N``, only its first
+checkpoint at or past each multiple of ``N`` decisions) or a saved average of networks
+(its members in order, as ``average_checkpoints.py`` writes them). ``--combine geometric``
 averages the log-probabilities instead (renormalised over the legal actions), and
 ``--temperature T`` plays the combined policy's log-probabilities divided by ``T``
 (``T < 1`` sharper, ``T > 1`` flatter): each combination of the three is measured.
@@ -37,6 +38,7 @@ from training.agents.network import NetworkAgent, load_network_agent
 from training.evaluation.nash_conv import nash_conv
 from training.evaluation.panel import EVAL_SEED
 from training.evaluation.tournament import mean_interval
+from training.selfplay import checkpoint_files
 from training.solvers.pico import sample_deals
 
 COMBINATIONS = ("mean", "geometric")
@@ -63,10 +65,10 @@ class CombinedPolicy:
         return weights / weights.sum(axis=1, keepdims=True)
 
 
-def members_of(run: Path, game, env_id: str) -> tuple[list[NetworkAgent], list[str]]:
+def members_of(run: Path, game, env_id: str, spacing: int) -> tuple[list[NetworkAgent], list[str]]:
     """The networks to average, oldest first, and a name for each."""
     if run.is_dir():
-        files = sorted((run / "checkpoints").glob("*.npz"), key=lambda p: int(p.stem))
+        files = checkpoint_files(run, spacing)
         return [load_network_agent(path, game, env_id) for path in files], [
             f"{path.stem} decisions" for path in files
         ]
@@ -80,14 +82,15 @@ def main() -> None:
     parser.add_argument("run", type=Path, help="a --keep-checkpoints run folder or an average")
     parser.add_argument("--last", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--deals", type=int, default=20)
+    parser.add_argument("--spacing", type=int, default=0, help="see above (a run folder)")
     parser.add_argument("--combine", nargs="+", choices=COMBINATIONS, default=["mean"])
     parser.add_argument("--temperature", type=float, nargs="+", default=[1.0])
     args = parser.parse_args()
-    if min(args.last) < 1 or min(args.temperature) <= 0:
-        parser.error("--last takes positive counts and --temperature positive values")
+    if min(args.last) < 1 or min(args.temperature) <= 0 or args.spacing < 0:
+        parser.error("--last takes positive counts, --temperature positive values, --spacing 0+")
     spec = get_spec("hiddenhand/pico-v0")
     game = spec.make_game()
-    agents, names = members_of(args.run, game, spec.aec_id)
+    agents, names = members_of(args.run, game, spec.aec_id, args.spacing)
     deals = sample_deals(args.deals, EVAL_SEED)
     for k, combine, temperature in itertools.product(args.last, args.combine, args.temperature):
         chosen = agents[-k:]

@@ -8,6 +8,9 @@ The model plays, at every observation, the mean of the last ``--last`` checkpoin
 policies (each checkpoint is the model of one periodic evaluation,
 ``RUN/checkpoints/DECISIONS.npz``; ``training.agents.network.save_average``). Several
 runs (of one game, other seeds) give the last ``--last`` of each: an ensemble of seeds.
+``--spacing N`` counts only the first checkpoint at or past each multiple of ``N``
+decisions (``--spacing 2000000`` on a run kept with ``--checkpoint-every 500000`` takes
+the models of its evaluations every 2M).
 With ``--weights`` the model is instead one network whose weights are one run's
 checkpoints' mean (as stochastic weight averaging does): as cheap to play as one
 checkpoint, and batched wherever a network is. Self-play's iterates circle an
@@ -27,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from training.agents.network import read_network, save_average, save_network
+from training.selfplay import checkpoint_files
 
 #: What the averaged networks must share: the game they play and how.
 PLAYED = ("env_id", "options", "num_players", "observation_size", "num_actions", "play")
@@ -45,15 +49,20 @@ def main(argv: list[str] | None = None) -> None:
         "runs", type=Path, nargs="+", help="run folders of training.selfplay --keep-checkpoints"
     )
     parser.add_argument("--last", type=int, default=4, help="checkpoints averaged from each run")
+    parser.add_argument(
+        "--spacing", type=int, default=0, help="decisions between the checkpoints counted"
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder of the averaged model")
     parser.add_argument(
         "--weights", action="store_true", help="one network of the mean weights, not policies"
     )
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
+    if args.spacing < 0:
+        parser.error(f"--spacing {args.spacing}: needs 0 (every checkpoint) or more decisions")
     chosen: list[Path] = []
     for run in args.runs:
-        files = sorted((run / "checkpoints").glob("*.npz"), key=lambda p: int(p.stem))
+        files = checkpoint_files(run, args.spacing)
         if args.last < 1 or len(files) < args.last:
             parser.error(
                 f"--last {args.last}: needs at least 1 and at most the {len(files)} "
