@@ -98,7 +98,9 @@ NashConv on ``--eval-deals`` deals in two-player Pico, win rates against random,
 heuristic and ``pimc`` elsewhere too), TensorBoard scalars (``tb/``) and, with
 ``--keep-checkpoints``, the model of every evaluation (``checkpoints/DECISIONS.npz``;
 with ``--checkpoint-every``, more often, for ``scripts/tools/average_checkpoints.py``).
-The same seed gives the same run on CPU. Results and the recipes are in ``docs/selfplay.md``.
+The same seed and ``--threads`` give the same run on CPU (another thread count sums the
+networks' products in another order, and the run drifts apart). Results and the recipes
+are in ``docs/selfplay.md``.
 
 A run that stops (a machine that goes away, a session's end) continues from its last
 evaluation, the same run it would have been:
@@ -182,7 +184,7 @@ class Args:
         "the arguments it was started with (any others given must equal them)",
     )
     device: str = arg("cpu", "torch device (cpu, cuda)")
-    threads: int = arg(1, "torch threads (one is fastest on a shared machine)")
+    threads: int = arg(1, "torch threads (a run's bits depend on it; 1 is fastest when shared)")
     num_games: int = arg(256, "games played in lockstep (B)")
     num_steps: int = arg(32, "engine steps per rollout")
     hidden: str = arg("128,128", "hidden layer sizes of the policy and the critic")
