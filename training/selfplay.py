@@ -98,9 +98,9 @@ NashConv on ``--eval-deals`` deals in two-player Pico, win rates against random,
 heuristic and ``pimc`` elsewhere too), TensorBoard scalars (``tb/``) and, with
 ``--keep-checkpoints``, the model of every evaluation (``checkpoints/DECISIONS.npz``;
 with ``--checkpoint-every``, more often, for ``scripts/tools/average_checkpoints.py``).
-The same seed and ``--threads`` give the same run on CPU (another thread count sums the
-networks' products in another order, and the run drifts apart). Results and the recipes
-are in ``docs/selfplay.md``.
+The same seed gives the same run on CPU at one ``--threads`` (the tests check one thread;
+another thread count sums the networks' products in another order, and the run drifts
+apart). Results and the recipes are in ``docs/selfplay.md``.
 
 A run that stops (a machine that goes away, a session's end) continues from its last
 evaluation, the same run it would have been:
