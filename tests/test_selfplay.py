@@ -549,6 +549,7 @@ def test_minimax_plays_each_matrix_games_solution():
         (["--thermometer-range", "-5"], "--thermometer-range must be LOW,HIGH"),
         (["--thermometer-range", "0,999"], "at most 201 thresholds"),
         (["--activation", "gelu"], "--activation='gelu' is not allowed; allowed values: 'tanh'"),
+        (["--precision", "float16"], "--precision='float16' is not allowed; allowed values: 'f"),
         (["--checkpoint-every", "500"], "--checkpoint-every .* needs --keep-checkpoints, got 500 "),
         (["--checkpoint-every", "-1", "--keep-checkpoints"], "--checkpoint-every must be at le"),
     ],
@@ -956,6 +957,33 @@ def test_a_relu_run_saves_a_relu_policy_that_plays_what_the_learner_does(tmp_pat
     expected = learner.logits(torch.as_tensor(seen, dtype=torch.float32)).detach().numpy()
     assert np.allclose(plain.logits_batch(seen), expected, atol=1e-5)
     assert make_agent(spec, game, str(out)).logits_batch(seen).shape == (8, game.num_actions)
+
+
+def test_bfloat16_computes_in_bfloat16_and_keeps_weights_and_outputs_in_float32(tmp_path):
+    """``--precision bfloat16``: the networks' products are rounded as bfloat16's (the
+    outputs differ from float32's, by its rounding and no more), what comes out and the
+    weights stay float32, and the run saves a float32 model that plays as every model."""
+    spec = envs.get_spec("hiddenhand/pico-v0")
+    game = spec.make_game()
+    torch.manual_seed(0)
+    exact = selfplay.Learner(game, [64, 64], joint=True)
+    rounded = selfplay.Learner(game, [64, 64], joint=True, precision="bfloat16")
+    rounded.load_state_dict(exact.state_dict())
+    seen = torch.as_tensor(
+        np.random.default_rng(0).integers(0, 3, (32, game.observation_layout.size)),
+        dtype=torch.float32,
+    )
+    for name in ("logits", "values"):
+        want, got = (getattr(m, name)(seen) for m in (exact, rounded))
+        for w, g in zip(*((x,) if name == "logits" else x for x in (want, got)), strict=True):
+            assert g.dtype == torch.float32
+            assert 0 < (g - w).abs().max() < 0.05 * (1 + w.abs().max())
+    assert all(p.dtype == torch.float32 for p in rounded.parameters())
+    out = selfplay.train(tiny(decisions=600, precision="bfloat16", out=str(tmp_path / "run")))
+    assert json.loads((out / "config.json").read_text())["precision"] == "bfloat16"
+    agent = make_agent(spec, game, str(out))
+    assert agent.layers[0][0].dtype == np.float32
+    assert 0 <= head_to_head(game, agent, make_agent(spec, game, "random"), 4)["win_rate"] <= 1
 
 
 def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_path):

@@ -3,6 +3,7 @@ configuration: the self-play tables of docs/performance.md.
 
     python scripts/tables/selfplay_speed.py                      # the seven configurations
     python scripts/tables/selfplay_speed.py --configs pico-2p --decisions 300000 --sb3-steps 30000
+    python scripts/tables/selfplay_speed.py --algorithms qmmd,ppo,qmmd@bfloat16,ppo@bfloat16
     python scripts/tables/selfplay_speed.py --device cuda --num-games 256,4096 \\
         --decisions 400000,2000000 --gpu-algorithms qmmd,ppo/ppo --jobs 12   # with a GPU
 
@@ -65,17 +66,19 @@ def learner(
     name: str, algorithm: str, decisions: int, folder: str, device: str = "cpu", games: int = 256
 ) -> float:
     """Decisions per second of ``training.selfplay`` (no evaluation): CPU seconds on the
-    CPU, wall seconds on a GPU."""
+    CPU, wall seconds on a GPU. ``algorithm`` may name a precision, ``ppo@bfloat16``."""
     env_id, options = CONFIGURATIONS[name]
+    algorithm, _, precision = algorithm.partition("@")
     args = selfplay.Args(
         env=env_id,
         num_players=options.get("num_players"),
         option=[f"{key}={value}" for key, value in options.items() if key != "num_players"],
         algorithm=algorithm,
+        precision=precision or "float32",
         decisions=decisions,
         num_games=games,
         device=device,
-        out=str(Path(folder) / name / f"{algorithm}-{device}-{games}"),
+        out=str(Path(folder) / name / f"{algorithm}-{precision}-{device}-{games}"),
         eval_every=0,
         eval_games=0,
         eval_pimc_games=0,
@@ -106,7 +109,11 @@ def main() -> None:
         "--decisions", default="400000", help="self-play decisions (one per --num-games)"
     )
     parser.add_argument("--sb3-steps", type=int, default=40_000, help="SB3 learner decisions")
-    parser.add_argument("--algorithms", default="qmmd,ppo", help="self-play on the CPU")
+    parser.add_argument(
+        "--algorithms",
+        default="qmmd,ppo",
+        help="self-play on the CPU (ALGORITHM[@PRECISION], e.g. ppo@bfloat16)",
+    )
     parser.add_argument("--device", default="cpu", help="also run self-play on this device")
     parser.add_argument("--num-games", default="256", help="games in lockstep on --device")
     parser.add_argument(
