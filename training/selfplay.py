@@ -158,6 +158,7 @@ ACTION_VALUE = ("qmmd", "neurd")
 EXPLORATIONS = ("uniform", "greedy")
 #: The networks' activations (``--activation``), as a saved network names them.
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+#: The networks' arithmetic (``--precision``): torch dtypes by name.
 PRECISIONS = ("float32", "bfloat16")
 CRITICS = ("action", "joint")
 BACKUPS = ("sampled", "expanded")
@@ -189,8 +190,8 @@ class Args:
     precision: str = arg(
         "float32",
         "the networks' arithmetic: float32, or bfloat16 (torch's autocast: matrix products "
-        "in bfloat16, every output and loss in float32, the weights float32; about twice "
-        "as fast on CPUs with AVX-512 BF16, but rounds what is learned)",
+        "in bfloat16, every output and loss in float32, the weights float32; faster on CPUs "
+        "with AVX-512 BF16 (docs/performance.md), but rounds what is learned)",
     )
     num_games: int = arg(256, "games played in lockstep (B)")
     num_steps: int = arg(32, "engine steps per rollout")
