@@ -758,7 +758,7 @@ def test_the_kl_weight_is_annealed_and_sets_the_step(monkeypatch):
         assert run.update(rollout, progress)["kl_coef"] == pytest.approx(expected)
     assert weights == pytest.approx([1.0, 3.0, 5.0])
     batch = {
-        "observations": torch.as_tensor(np.concatenate(rollout.observations)),
+        "inputs": run.learner.prepare(torch.as_tensor(np.concatenate(rollout.observations))),
         "masks": torch.as_tensor(np.concatenate(rollout.masks)),
         "old": torch.as_tensor(np.concatenate(rollout.log_probs), dtype=torch.float32),
     }
@@ -788,11 +788,11 @@ def test_extragradient_inner_steps_reach_each_reveals_regularised_equilibrium(
     masks = torch.rand(2 * pairs, size, generator=generator) < 0.7
     masks[:, 0] = True
     magnet = selfplay.masked_log_probs(torch.randn(2 * pairs, size, generator=generator), masks)
-    monkeypatch.setattr(run.learner, "values", lambda observations: (q, None))
+    monkeypatch.setattr(run.learner, "values_of", lambda x: (q, None))
     monkeypatch.setattr(run, "_magnet_log_probs", lambda batch: magnet)
     partners = torch.arange(2 * pairs) ^ 1
     old = selfplay.masked_log_probs(torch.randn(2 * pairs, size, generator=generator), masks)
-    batch = {"observations": None, "masks": masks, "old": old, "partners": partners}
+    batch = {"inputs": None, "masks": masks, "old": old, "partners": partners}
     goal = run._mmd_targets(batch, alpha, 1.0).exp()
     response = (magnet + (q @ goal[partners][:, :, None])[:, :, 0] / alpha).masked_fill(
         ~masks, -torch.inf

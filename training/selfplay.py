@@ -614,6 +614,12 @@ def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.masked_fill(~masks, -1e9), dim=-1)
 
 
+def probabilities(log_probs: torch.Tensor) -> torch.Tensor:
+    """``exp`` of ``masked_log_probs``, floored at -87 first: ``exp`` is several times
+    slower where it underflows (the masked entries), and exp(-87) < 2e-38 counts as 0."""
+    return log_probs.clamp(min=-87.0).exp()
+
+
 class Learner(nn.Module):
     """The policy (logits) and the critic (action values and one state value), separate
     MLPs over the observation as ``inputs`` gives it: scaled as ``--scale`` says
@@ -670,21 +676,30 @@ class Learner(nn.Module):
             x = x.index_fill(1, self.own, 0.0).index_copy(1, self.others, relative)
         return x
 
-    def run(self, network: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
-        """``network`` (the policy, the critic, the magnet or a snapshot) over ``inputs``
-        in the learner's ``precision``; its output in float32."""
+    def prepare(self, observations: torch.Tensor) -> torch.Tensor:
+        """``inputs`` in the dtype the networks compute in (``precision``; autocast would
+        round them the same way): a batch that is read several times is prepared once."""
+        x = self.inputs(observations)
+        return x if self.precision == "float32" else x.to(getattr(torch, self.precision))
+
+    def run(self, network: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        """``network`` (the policy, the critic, the magnet or a snapshot) over prepared
+        inputs ``x`` in the learner's ``precision``; its output in float32."""
         if self.precision == "float32":
-            return network(inputs)
-        with torch.autocast(inputs.device.type, dtype=getattr(torch, self.precision)):
-            return network(inputs).float()
+            return network(x)
+        with torch.autocast(x.device.type, dtype=getattr(torch, self.precision)):
+            return network(x).float()
 
     def logits(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.run(self.policy, self.inputs(observations))
+        return self.run(self.policy, self.prepare(observations))
 
     def values(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.values_of(self.prepare(observations))
+
+    def values_of(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Action values (``(n, A)``, or ``(n, A, A)`` own action first with the joint
-        critic) and state values ``(n,)``."""
-        out = self.run(self.critic, self.inputs(observations))
+        critic) and state values ``(n,)`` at prepared inputs ``x``."""
+        out = self.run(self.critic, x)
         q = out[:, :-1]
         return (q.unflatten(1, (-1, int(q.shape[1] ** 0.5))) if self.joint else q), out[:, -1]
 
@@ -885,8 +900,9 @@ class SelfPlay:
         return torch.as_tensor(array, dtype=dtype, device=self.device)
 
     @torch.no_grad()
-    def _choose(self, policy: nn.Module, observations: np.ndarray, masks: np.ndarray):
-        logits = self.learner.run(policy, self.learner.inputs(self._tensor(observations)))
+    def _choose(self, policy: nn.Module, x: torch.Tensor, masks: np.ndarray):
+        """Actions of ``policy`` at prepared inputs ``x`` and their log-probabilities."""
+        logits = self.learner.run(policy, x)
         log_probs = masked_log_probs(logits, self._tensor(masks, torch.bool)).cpu().numpy()
         return self._sample(np.exp(log_probs), masks), log_probs
 
@@ -931,7 +947,8 @@ class SelfPlay:
             rows = np.flatnonzero(deciding)  # (game, seat) in order; only choosers observed
             flat_obs = self._observe(rows)
             flat_masks = masks[rows]
-            q, v = self.learner.values(self._tensor(flat_obs))
+            x = self.learner.prepare(self._tensor(flat_obs))
+            q, v = self.learner.values_of(x)
             partners = self._partners(deciding, rows) if self.joint else None
             if partners is not None:
                 rollout.partners.append(partners + sum(map(len, rollout.actions)))
@@ -941,7 +958,7 @@ class SelfPlay:
                 values, solution = self._solve(q, flat_masks, partners)
                 log_probs = log_of(solution, flat_masks)
             else:
-                chosen, log_probs = self._choose(self.learner.policy, flat_obs, flat_masks)
+                chosen, log_probs = self._choose(self.learner.policy, x, flat_masks)
                 values = v.cpu().numpy()
             if a.algorithm == "minimax" or explore:  # the behaviour: the policy and more
                 other = self._exploration(q, log_probs, partners, flat_masks)
@@ -960,7 +977,8 @@ class SelfPlay:
                     mixture = self._mixture(others, observed, masks[others])
                     played = self._sample(mixture, masks[others])
                 else:
-                    played = self._choose(opponent, observed, masks[others])[0]
+                    seen = self.learner.prepare(self._tensor(observed))
+                    played = self._choose(opponent, seen, masks[others])[0]
                 actions.reshape(-1)[others] = played
             rewards, terminated, info = engine.step(actions)
             rollout.deciding[t] = deciding
@@ -1032,7 +1050,7 @@ class SelfPlay:
         targets = returns(rollout, a.gamma, a.gae_lambda)[rollout.deciding]
         values = rollout.values[rollout.deciding]
         batch = {
-            "observations": self._tensor(np.concatenate(rollout.observations)),
+            "inputs": self.learner.prepare(self._tensor(np.concatenate(rollout.observations))),
             "masks": self._tensor(np.concatenate(rollout.masks), torch.bool),
             "actions": self._tensor(np.concatenate(rollout.actions), torch.int64),
             "old": self._tensor(np.concatenate(rollout.log_probs)),
@@ -1042,13 +1060,13 @@ class SelfPlay:
         if self.joint:
             partners = self._tensor(np.concatenate(rollout.partners), torch.int64)
             batch["partner_actions"] = batch["actions"][partners]
-            batch["partner_probs"] = batch["old"][partners].exp()
+            batch["partner_probs"] = probabilities(batch["old"][partners])
             batch["partners"] = partners
         if rollout.expanded:  # every legal joint action has its target
             batch["expanded"] = expanded = self._tensor(np.concatenate(rollout.expanded))
             masks = batch["masks"]
             batch["legal"] = masks[:, :, None] & masks[batch["partners"]][:, None, :]
-            own, partner = batch["old"].exp(), batch["partner_probs"]
+            own, partner = probabilities(batch["old"]), batch["partner_probs"]
             batch["state_targets"] = torch.einsum("na,nab,nb->n", own, expanded, partner)
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
@@ -1060,8 +1078,8 @@ class SelfPlay:
         if a.algorithm == "neurd":
             self._fit_critic(batch, stats)
             with torch.no_grad():
-                batch["q"] = self.learner.values(batch["observations"])[0]
-            needed = ["observations", "masks", "q"]
+                batch["q"] = self.learner.values_of(batch["inputs"])[0]
+            needed = ["inputs", "masks", "q"]
         elif a.algorithm in ("qmmd", "minimax"):
             self._fit_critic(batch, stats)
             if a.algorithm == "qmmd":
@@ -1070,16 +1088,16 @@ class SelfPlay:
                     self._add_off_path(batch, rollout, magnet_coef, kl_coef)
             else:
                 batch["goal"] = self._minimax_targets(batch)
-            batch["goal_probs"] = batch["goal"].exp()
+            batch["goal_probs"] = probabilities(batch["goal"])
             legal_goal = batch["goal"].masked_fill(~batch["masks"], 0.0)
             stats["entropy"] = [-(batch["goal_probs"] * legal_goal).sum(1).mean().item()]
-            needed = ["observations", "masks", "goal", "goal_probs"]
+            needed = ["inputs", "masks", "goal", "goal_probs"]
         else:
-            needed = ["observations", "masks", "actions", "old", "advantages", "targets"]
+            needed = ["inputs", "masks", "actions", "old", "advantages", "targets"]
         for _ in range(a.epochs):
-            for rows in self._minibatches(len(batch["observations"])):
+            for rows in self._minibatches(len(batch["inputs"])):
                 mb = {key: batch[key][rows] for key in needed}
-                logits = self.learner.logits(mb["observations"])
+                logits = self.learner.run(self.learner.policy, mb["inputs"])
                 log_probs = masked_log_probs(logits, mb["masks"])
                 if a.algorithm == "neurd":
                     loss = self._neurd_loss(mb, logits, log_probs, magnet_coef, stats)
@@ -1112,7 +1130,7 @@ class SelfPlay:
 
     def _magnet_log_probs(self, mb: dict[str, torch.Tensor]) -> torch.Tensor:
         with torch.no_grad():
-            logits = self.learner.run(self.magnet, self.learner.inputs(mb["observations"]))
+            logits = self.learner.run(self.magnet, mb["inputs"])
             return masked_log_probs(logits, mb["masks"])
 
     def _ppo_loss(self, mb, log_probs, entropy_coef, magnet_coef, stats) -> torch.Tensor:
@@ -1124,14 +1142,14 @@ class SelfPlay:
         ratio = (taken - old).exp()
         clipped = ratio.clamp(1 - a.clip, 1 + a.clip)
         policy_loss = -torch.min(ratio * advantages, clipped * advantages).mean()
-        probs = log_probs.exp()
+        probs = probabilities(log_probs)
         entropy = -(probs * log_probs.clamp(min=-1e4)).sum(1).mean()
         loss = policy_loss - entropy_coef * entropy
         if a.algorithm == "mmd":
             magnet = self._magnet_log_probs(mb)
             kl = (probs * (log_probs - magnet).masked_fill(~mb["masks"], 0.0)).sum(1).mean()
             loss = loss + magnet_coef * kl
-        _, v = self.learner.values(mb["observations"])
+        _, v = self.learner.values_of(mb["inputs"])
         value_loss = (v - mb["targets"]).pow(2).mean()
         stats.setdefault("entropy", []).append(entropy.item())
         stats.setdefault("value_loss", []).append(value_loss.item())
@@ -1148,7 +1166,7 @@ class SelfPlay:
         """The squared errors of the action values and the state value at ``rows``:
         the played action's (the joint critic: the played pair's) against its return, or
         with ``--backup expanded`` every legal joint action's against its target."""
-        q, v = self.learner.values(batch["observations"][rows])
+        q, v = self.learner.values_of(batch["inputs"][rows])
         if "expanded" in batch:
             legal = batch["legal"][rows]
             gap = (q - batch["expanded"][rows]).masked_fill(~legal, 0.0)
@@ -1171,7 +1189,7 @@ class SelfPlay:
         look-ahead step instead (Cen et al. 2021's extragradient for entropy-regularised
         matrix games), which converges to that equilibrium for eta up to about 1/2."""
         a = self.args
-        q, _ = self.learner.values(batch["observations"])
+        q, _ = self.learner.values_of(batch["inputs"])
         magnet = self._magnet_log_probs(batch).clamp(min=-1e4)
 
         def step(goal: torch.Tensor, partner: torch.Tensor | None) -> torch.Tensor:
@@ -1184,31 +1202,33 @@ class SelfPlay:
             return step(goal, None)
         partners = batch["partners"]
         for _ in range(a.inner_steps):  # against the other seat's iterate, or its look-ahead
-            ahead = step(goal, goal.exp()[partners]) if a.inner_method == "extragradient" else goal
-            goal = step(goal, ahead.exp()[partners])
+            ahead = goal
+            if a.inner_method == "extragradient":
+                ahead = step(goal, probabilities(goal)[partners])
+            goal = step(goal, probabilities(ahead)[partners])
         return goal
 
     @torch.no_grad()
     def _add_off_path(self, batch, rollout: Rollout, magnet_coef: float, kl_coef: float) -> None:
         """``--off-path``: MMD's step at the positions off the played path, from the
         current policy there, appended to the rows the policy is fitted to."""
-        observations = self._tensor(np.concatenate(rollout.off_path))
+        x = self.learner.prepare(self._tensor(np.concatenate(rollout.off_path)))
         masks = self._tensor(np.concatenate(rollout.off_path_masks), torch.bool)
         off = {
-            "observations": observations,
+            "inputs": x,
             "masks": masks,
-            "old": masked_log_probs(self.learner.logits(observations), masks),
+            "old": masked_log_probs(self.learner.run(self.learner.policy, x), masks),
             "partners": torch.arange(len(masks), device=self.device) ^ 1,
         }
         goal = self._mmd_targets(off, magnet_coef, kl_coef)
-        batch["observations"] = torch.cat([batch["observations"], observations])
+        batch["inputs"] = torch.cat([batch["inputs"], x])
         batch["masks"] = torch.cat([batch["masks"], masks])
         batch["goal"] = torch.cat([batch["goal"], goal])
 
     @torch.no_grad()
     def _minimax_targets(self, batch) -> torch.Tensor:
         """Each decision's solution of its matrix game under the critic just fitted."""
-        q, _ = self.learner.values(batch["observations"])
+        q, _ = self.learner.values_of(batch["inputs"])
         masks = batch["masks"].cpu().numpy()
         _, solution = self._solve(q, masks, batch["partners"].cpu().numpy())
         return self._tensor(log_of(solution, masks))
@@ -1221,8 +1241,9 @@ class SelfPlay:
         q = mb["q"]
         if magnet_coef:
             q = q - magnet_coef * (current - self._magnet_log_probs(mb).clamp(min=-1e4))
-        loss = neurd_loss(logits, mb["masks"], q, current.exp(), self.args.logit_threshold)
-        entropy = -(current.exp() * current).masked_fill(~mb["masks"], 0.0).sum(1).mean()
+        probs = probabilities(current)
+        loss = neurd_loss(logits, mb["masks"], q, probs, self.args.logit_threshold)
+        entropy = -(probs * current).masked_fill(~mb["masks"], 0.0).sum(1).mean()
         stats.setdefault("entropy", []).append(entropy.item())
         stats.setdefault("policy_loss", []).append(loss.item())
         return loss

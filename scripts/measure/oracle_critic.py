@@ -175,12 +175,12 @@ class OracleSelfPlay(selfplay.SelfPlay):
     def _mmd_targets(self, batch, magnet_coef: float, kl_coef: float) -> torch.Tensor:
         if self.exact is None:
             return super()._mmd_targets(batch, magnet_coef, kl_coef)
-        learned = self.learner.values
-        self.learner.values = lambda obs: (self.exact, None)  # type: ignore[method-assign]
+        learned = self.learner.values_of
+        self.learner.values_of = lambda x: (self.exact, None)  # type: ignore[method-assign]
         try:
             return super()._mmd_targets(batch, magnet_coef, kl_coef)
         finally:
-            self.learner.values = learned  # type: ignore[method-assign]
+            self.learner.values_of = learned  # type: ignore[method-assign]
 
 
 def tree_update(run: OracleSelfPlay, table: ExactValues, pairs: int, progress: float) -> None:
@@ -195,7 +195,7 @@ def tree_update(run: OracleSelfPlay, table: ExactValues, pairs: int, progress: f
         old = selfplay.masked_log_probs(run.learner.logits(observations), masks_t)
     partners = torch.as_tensor(np.arange(len(seen)) ^ 1)
     batch = {
-        "observations": observations,
+        "inputs": run.learner.prepare(observations),
         "masks": masks_t,
         "old": old,
         "partner_probs": old.exp()[partners],
@@ -239,7 +239,7 @@ def critic_error(
     batch = {
         "old": torch.as_tensor(old),
         "masks": torch.as_tensor(masks),
-        "observations": torch.as_tensor(batch_obs),
+        "inputs": run.learner.prepare(torch.as_tensor(batch_obs)),
         "partner_probs": torch.as_tensor(partner, dtype=torch.float32),
         "partners": torch.as_tensor(partners),
     }
