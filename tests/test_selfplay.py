@@ -986,6 +986,36 @@ def test_bfloat16_computes_in_bfloat16_and_keeps_weights_and_outputs_in_float32(
     assert 0 <= head_to_head(game, agent, make_agent(spec, game, "random"), 4)["win_rate"] <= 1
 
 
+@pytest.mark.parametrize("precision", selfplay.PRECISIONS)
+def test_prepared_inputs_give_what_the_networks_give_from_observations(precision):
+    """``Learner.prepare`` rounds the inputs as autocast would: the policy and critic over
+    a prepared batch give, bit for bit, what they give over the float32 inputs."""
+    game = envs.get_spec("hiddenhand/pico-v0").make_game()
+    torch.manual_seed(0)
+    learner = selfplay.Learner(game, [64, 64], joint=True, precision=precision)
+    seen = torch.as_tensor(
+        np.random.default_rng(1).integers(0, 9, (32, game.observation_layout.size)),
+        dtype=torch.float32,
+    )
+    x = learner.prepare(seen)
+    assert x.dtype == getattr(torch, precision)
+    for network in (learner.policy, learner.critic):
+        assert torch.equal(learner.run(network, x), learner.run(network, learner.inputs(seen)))
+
+
+def test_probabilities_are_the_softmax_over_the_legal_actions():
+    """``probabilities`` floors the masked log-probabilities before ``exp``: the legal
+    actions' probabilities are the softmax's, and the rest are below 2e-38."""
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(64, 12, generator=generator) * 5
+    masks = torch.rand(64, 12, generator=generator) < 0.5
+    masks[:, 0] = True
+    probs = selfplay.probabilities(selfplay.masked_log_probs(logits, masks))
+    softmax = logits.masked_fill(~masks, -torch.inf).softmax(1)
+    assert torch.allclose(probs[masks], softmax[masks], rtol=1e-6, atol=0)
+    assert probs[~masks].max() < 2e-38
+
+
 def test_the_average_of_the_last_checkpoints_is_a_model_every_tool_loads(tmp_path):
     run = selfplay.train(
         tiny(decisions=1200, eval_every=400, keep_checkpoints=True, out=str(tmp_path / "run"))
