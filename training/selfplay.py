@@ -643,7 +643,7 @@ class Learner(nn.Module):
     ) -> None:
         super().__init__()
         self.activation = activation
-        self.precision = precision
+        self.dtype = getattr(torch, precision)  # what the networks' products compute in
         size, actions = game.observation_layout.size, game.num_actions
         self.joint = joint
         _, high = game.observation_layout.bounds()
@@ -679,15 +679,14 @@ class Learner(nn.Module):
     def prepare(self, observations: torch.Tensor) -> torch.Tensor:
         """``inputs`` in the dtype the networks compute in (``precision``; autocast would
         round them the same way): a batch that is read several times is prepared once."""
-        x = self.inputs(observations)
-        return x if self.precision == "float32" else x.to(getattr(torch, self.precision))
+        return self.inputs(observations).to(self.dtype)
 
     def run(self, network: nn.Module, x: torch.Tensor) -> torch.Tensor:
         """``network`` (the policy, the critic, the magnet or a snapshot) over prepared
         inputs ``x`` in the learner's ``precision``; its output in float32."""
-        if self.precision == "float32":
+        if self.dtype == torch.float32:
             return network(x)
-        with torch.autocast(x.device.type, dtype=getattr(torch, self.precision)):
+        with torch.autocast(x.device.type, dtype=self.dtype):
             return network(x).float()
 
     def logits(self, observations: torch.Tensor) -> torch.Tensor:
@@ -1059,14 +1058,15 @@ class SelfPlay:
         }
         if self.joint:
             partners = self._tensor(np.concatenate(rollout.partners), torch.int64)
+            own = probabilities(batch["old"])
             batch["partner_actions"] = batch["actions"][partners]
-            batch["partner_probs"] = probabilities(batch["old"][partners])
+            batch["partner_probs"] = own[partners]
             batch["partners"] = partners
         if rollout.expanded:  # every legal joint action has its target
             batch["expanded"] = expanded = self._tensor(np.concatenate(rollout.expanded))
             masks = batch["masks"]
             batch["legal"] = masks[:, :, None] & masks[batch["partners"]][:, None, :]
-            own, partner = probabilities(batch["old"]), batch["partner_probs"]
+            partner = batch["partner_probs"]
             batch["state_targets"] = torch.einsum("na,nab,nb->n", own, expanded, partner)
         entropy_coef = schedule(a.entropy_coef, a.entropy_coef_end, progress)
         magnet_coef = schedule(a.magnet_coef, a.magnet_coef_end, progress)
