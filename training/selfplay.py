@@ -654,6 +654,7 @@ class Learner(nn.Module):
             ignored = game.observation_layout.fields[name]
             factors[ignored.start : ignored.stop] = 0.0
         self.register_buffer("scale", torch.as_tensor(factors))
+        self.scaled = bool((factors != 1.0).any())  # else the product would change nothing
         views = game.observation_layout.views(np.arange(size))
         others = [views[name][1:].reshape(-1) for name in relative]
         own = [np.tile(views[name][0].reshape(-1), len(views[name]) - 1) for name in relative]
@@ -670,7 +671,7 @@ class Learner(nn.Module):
 
     def inputs(self, observations: torch.Tensor) -> torch.Tensor:
         """The observations as the networks read them."""
-        x = observations * self.scale
+        x = observations * self.scale if self.scaled else observations
         if len(self.others):
             relative = x[:, self.others] - x[:, self.own]
             x = x.index_fill(1, self.own, 0.0).index_copy(1, self.others, relative)
@@ -744,6 +745,14 @@ def log_of(probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """Log-probabilities as ``masked_log_probs`` gives them: about -1e9 outside the mask,
     and never below -69 (a probability of 1e-30) inside it."""
     return np.where(masks, np.log(np.maximum(probs, 1e-30)), -1e9)
+
+
+def at_rows(
+    batch: dict[str, torch.Tensor], keys: Sequence[str], rows: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """``batch``'s ``keys`` at ``rows`` (``index_select``: the same values as ``[rows]``,
+    several times faster on the CPU for wide rows)."""
+    return {key: batch[key].index_select(0, rows) for key in keys}
 
 
 def checkpoint_files(run: str | Path, spacing: int = 0) -> list[Path]:
@@ -1096,7 +1105,7 @@ class SelfPlay:
             needed = ["inputs", "masks", "actions", "old", "advantages", "targets"]
         for _ in range(a.epochs):
             for rows in self._minibatches(len(batch["inputs"])):
-                mb = {key: batch[key][rows] for key in needed}
+                mb = at_rows(batch, needed, rows)
                 logits = self.learner.run(self.learner.policy, mb["inputs"])
                 log_probs = masked_log_probs(logits, mb["masks"])
                 if a.algorithm == "neurd":
@@ -1166,16 +1175,18 @@ class SelfPlay:
         """The squared errors of the action values and the state value at ``rows``:
         the played action's (the joint critic: the played pair's) against its return, or
         with ``--backup expanded`` every legal joint action's against its target."""
-        q, v = self.learner.values_of(batch["inputs"][rows])
         if "expanded" in batch:
-            legal = batch["legal"][rows]
-            gap = (q - batch["expanded"][rows]).masked_fill(~legal, 0.0)
-            return gap.pow(2).sum() / legal.sum() + (v - batch["state_targets"][rows]).pow(2).mean()
+            mb = at_rows(batch, ("inputs", "legal", "expanded", "state_targets"), rows)
+            q, v = self.learner.values_of(mb["inputs"])
+            gap = (q - mb["expanded"]).masked_fill(~mb["legal"], 0.0)
+            return gap.pow(2).sum() / mb["legal"].sum() + (v - mb["state_targets"]).pow(2).mean()
+        keys = ("inputs", "actions", "targets") + (("partner_actions",) if self.joint else ())
+        mb = at_rows(batch, keys, rows)
+        q, v = self.learner.values_of(mb["inputs"])
         if self.joint:
-            q = q[torch.arange(len(rows), device=q.device), :, batch["partner_actions"][rows]]
-        taken = q.gather(1, batch["actions"][rows, None])[:, 0]
-        target = batch["targets"][rows]
-        return (taken - target).pow(2).mean() + (v - target).pow(2).mean()
+            q = q[torch.arange(len(rows), device=q.device), :, mb["partner_actions"]]
+        taken = q.gather(1, mb["actions"][:, None])[:, 0]
+        return (taken - mb["targets"]).pow(2).mean() + (v - mb["targets"]).pow(2).mean()
 
     @torch.no_grad()
     def _mmd_targets(self, batch, magnet_coef: float, kl_coef: float) -> torch.Tensor:
