@@ -691,7 +691,11 @@ class Learner(nn.Module):
             return network(x).float()
 
     def logits(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.run(self.policy, self.prepare(observations))
+        return self.logits_of(self.prepare(observations))
+
+    def logits_of(self, x: torch.Tensor) -> torch.Tensor:
+        """The policy's logits ``(n, A)`` at prepared inputs ``x``."""
+        return self.run(self.policy, x)
 
     def values(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.values_of(self.prepare(observations))
@@ -1106,7 +1110,7 @@ class SelfPlay:
         for _ in range(a.epochs):
             for rows in self._minibatches(len(batch["inputs"])):
                 mb = at_rows(batch, needed, rows)
-                logits = self.learner.run(self.learner.policy, mb["inputs"])
+                logits = self.learner.logits_of(mb["inputs"])
                 log_probs = masked_log_probs(logits, mb["masks"])
                 if a.algorithm == "neurd":
                     loss = self._neurd_loss(mb, logits, log_probs, magnet_coef, stats)
@@ -1228,7 +1232,7 @@ class SelfPlay:
         off = {
             "inputs": x,
             "masks": masks,
-            "old": masked_log_probs(self.learner.run(self.learner.policy, x), masks),
+            "old": masked_log_probs(self.learner.logits_of(x), masks),
             "partners": torch.arange(len(masks), device=self.device) ^ 1,
         }
         goal = self._mmd_targets(off, magnet_coef, kl_coef)
