@@ -214,7 +214,7 @@ def tree_update(run: OracleSelfPlay, table: ExactValues, pairs: int, progress: f
     }
     for _ in range(a.epochs):
         for rows in run._minibatches(len(seen)):
-            mb = {key: value[rows] for key, value in mb_all.items()}
+            mb = selfplay.at_rows(mb_all, list(mb_all), rows)
             log_probs = selfplay.masked_log_probs(
                 run.learner.logits(mb["observations"]), mb["masks"]
             )
