@@ -573,6 +573,7 @@ def test_a_warm_start_begins_the_best_response_from_the_agents_own_network(tmp_p
     import json
 
     from training import selfplay
+    from training.agents.policy import BASELINES
     from training.exploitability import main
 
     args = selfplay.Args(
@@ -595,11 +596,12 @@ def test_a_warm_start_begins_the_best_response_from_the_agents_own_network(tmp_p
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["warm_start"] is True
     config = json.loads((tmp_path / "sb3" / "config.json").read_text())
     assert config["init_model"].endswith("pico_3p.zip") and config["net_arch"] == "128,128"
+    members = json.loads((BASELINES / "pico_2p.json").read_text())["members"]
     for bad, message in (
         (["--agent", "random"], "'random' is not a saved network of the self-play learner"),
         (["--agent", str(agent), "--trainer", "sb3"], "is not one (a saved model.zip)"),
         (["--agent", "ppo", "--trainer", "sb3"], "pico_2p.npz' is not one (a saved model.zip)"),
-        (["--agent", "ppo"], "pico_2p.npz' is an average of 4 (start from one of its"),
+        (["--agent", "ppo"], f"pico_2p.npz' is an average of {members} (start from one of"),
     ):
         with pytest.raises(SystemExit):
             main([*bad, "--method", "learned", "--warm-start", "--out", str(tmp_path / "x")])
