@@ -601,7 +601,7 @@ def test_a_warm_start_begins_the_best_response_from_the_agents_own_network(tmp_p
         (["--agent", "random"], "'random' is not a saved network of the self-play learner"),
         (["--agent", str(agent), "--trainer", "sb3"], "is not one (a saved model.zip)"),
         (["--agent", "ppo", "--trainer", "sb3"], "pico_2p.npz' is not one (a saved model.zip)"),
-        (["--agent", "ppo"], f"pico_2p.npz' is an average of {members} (start from one of"),
+        (["--agent", "ppo"], f"pico_2p.npz' is an average of {members} (start from one of its"),
     ):
         with pytest.raises(SystemExit):
             main([*bad, "--method", "learned", "--warm-start", "--out", str(tmp_path / "x")])
