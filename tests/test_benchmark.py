@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -376,6 +377,41 @@ def test_a_report_merges_another_reports_csv(tmp_path):
     finished(second, "b", "pico-2p", 2, 0.3, panel="panel-v2")
     with pytest.raises(ValueError, match="differ in panel"):
         benchmark.report(second, [first / "results.csv"])
+
+
+def test_learning_curves_outlive_the_run_folders(tmp_path):
+    """A report keeps its runs' curves beside its results.csv; a report merging that CSV
+    draws them when the folders are gone, and a run redone here brings its own curve."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for seed in (0, 1):
+        for algorithm in ("a", "b"):
+            finished(first, algorithm, "pico-2p", seed, 0.0)
+            (first / "runs" / algorithm / "pico-2p" / f"seed{seed}" / "evaluations.csv").write_text(
+                f"decisions,nash_conv,win_heuristic\n1000,1.{seed}5,0.4\n2000,1.{seed}2,0.5\n"
+            )
+    benchmark.report(first)
+    kept = benchmark.curves_csv(first / "results.csv")
+    assert kept.name == "results-curves.csv"
+    assert len(kept.read_text().splitlines()) == 1 + 4 * 2 * 2  # 4 runs, 2 curves, 2 points
+    shutil.rmtree(first / "runs")
+    finished(second, "a", "pico-2p", 0, 0.5)  # redone here, with a curve of its own
+    (second / "runs" / "a" / "pico-2p" / "seed0" / "evaluations.csv").write_text(
+        "decisions,nash_conv,win_heuristic\n3000,0.9,0.7\n"
+    )
+    benchmark.report(second, [first / "results.csv"])
+    curves = benchmark.run_curves(
+        benchmark.finished_runs(second, [first / "results.csv"]), [first / "results.csv"]
+    )
+    assert curves["a", "pico-2p", 0, 10] == {
+        "nash_conv": ([3000], [0.9]),
+        "win_heuristic": ([3000], [0.7]),
+    }
+    assert curves["b", "pico-2p", 1, 10]["nash_conv"] == ([1000, 2000], [1.15, 1.12])
+    assert (second / "nash_conv_curves.png").stat().st_size > 1000
+    again = benchmark.run_curves(
+        benchmark.read_results_csv(second / "results.csv"), [second / "results.csv"]
+    )
+    assert again == curves  # the CSV round trip loses nothing
 
 
 def test_merged_bounds_keep_their_chance(tmp_path):

@@ -29,8 +29,9 @@ stopped, and a learner run that was cut short goes on from its last evaluation
 finished rounds again, the same ones, and goes on in the round that was cut short).
 The report aggregates the panel scores over runs (interquartile mean with
 stratified bootstrap intervals, probability of improvement, performance profiles) into
-``results.json``, ``results.csv``, ``results.md`` and plots; ``--merge`` adds the runs of
-another report's ``results.csv`` (a benchmark split across machines).
+``results.json``, ``results.csv``, ``results.md`` and plots, with the runs' learning
+curves in ``results-curves.csv``; ``--merge`` adds the runs of another report's
+``results.csv``, and their curves from beside it (a benchmark split across machines).
 
 An algorithm is a registered function ``(env_id, options, steps, seed, folder) -> Path``
 that trains for ``steps`` decisions of its learning seats and returns the saved model's
@@ -607,17 +608,70 @@ def chance_of(config: str) -> float:
     return 1 / get_spec(env_id).make_game(**options).num_players
 
 
+def run_key(run: dict) -> tuple:
+    """What tells a report's runs apart: ``(algorithm, config, seed, steps)``."""
+    return run["algorithm"], run["config"], run["seed"], run["steps"]
+
+
 def finished_runs(out: Path, merge: Sequence[Path] = ()) -> list[dict]:
     """Every finished run under ``out``, and those of earlier reports' CSVs (``merge``) that
     have no folder here: a benchmark split across machines, or one whose folders are gone."""
     runs: dict[tuple, dict] = {}
     for path in merge:
         for run in read_results_csv(path):
-            runs.setdefault((run["algorithm"], run["config"], run["seed"], run["steps"]), run)
+            runs.setdefault(run_key(run), run)
     for path in out.glob("runs/*/*/seed*/score.json"):
         run = json.loads(path.read_text())
-        runs[run["algorithm"], run["config"], run["seed"], run["steps"]] = run
+        runs[run_key(run)] = run
     return [runs[key] for key in sorted(runs)]
+
+
+def curves_csv(results_csv: Path) -> Path:
+    """Where a report keeps its runs' learning curves: beside its ``results.csv``, as
+    ``results-curves.csv`` (and a merged CSV's curves are read from beside it the same
+    way), so that the curves outlive the run folders, as the scores do."""
+    return results_csv.with_name(f"{results_csv.stem}-curves.csv")
+
+
+def run_curves(runs: Sequence[dict], merge: Sequence[Path] = ()) -> dict[tuple, dict]:
+    """Each run's learning curves, ``{run_key: {column: (decisions, values)}}`` for the
+    columns of ``CURVES``: from its folder where it has one here, else from the curves
+    CSV beside the merged CSV it came from (the first that has it, as ``finished_runs``)."""
+    merged: dict[tuple, dict] = {}
+    for path in merge:
+        source = curves_csv(path)
+        if not source.is_file():
+            continue
+        found: dict[tuple, dict] = {}
+        with open(source, newline="") as handle:
+            for row in csv.DictReader(handle):
+                key = (row["algorithm"], row["config"], int(row["seed"]), int(row["steps"]))
+                decisions, values = found.setdefault(key, {}).setdefault(row["curve"], ([], []))
+                decisions.append(int(row["decisions"]))
+                values.append(float(row["value"]))
+        for key, curves in found.items():
+            merged.setdefault(key, curves)
+    curves_of: dict[tuple, dict] = {}
+    for run in runs:
+        if "folder" in run:
+            curves = {c: learning_curve(Path(run["folder"]), c) for c, _, _ in CURVES}
+            curves_of[run_key(run)] = {c: v for c, v in curves.items() if v is not None}
+        else:
+            curves_of[run_key(run)] = merged.get(run_key(run), {})
+    return curves_of
+
+
+def write_curves(path: Path, curves_of: dict[tuple, dict]) -> None:
+    """``run_curves`` as a CSV, a row per point: ``algorithm, config, seed, steps, curve,
+    decisions, value``."""
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["algorithm", "config", "seed", "steps", "curve", "decisions", "value"])
+        for key, curves in curves_of.items():
+            for column, (decisions, values) in curves.items():
+                writer.writerows(
+                    [*key, column, d, v] for d, v in zip(decisions, values, strict=True)
+                )
 
 
 def report(out: Path, merge: Sequence[Path] = ()) -> dict:
@@ -715,8 +769,10 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
         writer = csv.DictWriter(handle, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
         writer.writeheader()
         writer.writerows(every_run)
+    curves_of = run_curves(every_run, merge)
+    write_curves(curves_csv(out / "results.csv"), curves_of)
     (out / "results.md").write_text(markdown_table(summary))
-    plot(out, rows, summary, matrices)
+    plot(out, rows, summary, matrices, curves_of)
     return summary
 
 
@@ -854,7 +910,9 @@ def markdown_table(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
+def plot(
+    out: Path, rows: list[dict], summary: dict, matrices: dict, curves_of: dict[tuple, dict]
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -907,21 +965,21 @@ def plot(out: Path, rows: list[dict], summary: dict, matrices: dict) -> None:
     fig.savefig(out / "profiles.png", dpi=100)
     plt.close(fig)
 
-    # Learning curves of the runs whose folders are here (a merged CSV has none).
+    # Learning curves: of the runs' folders here, or kept beside a merged CSV.
     for column, name, label in CURVES:
-        curves_of = {
+        per_cell = {
             (algorithm, config): [
-                c
+                curves[column]
                 for r in rows
-                if r["algorithm"] == algorithm and r["config"] == config and "folder" in r
-                if (c := learning_curve(Path(r["folder"]), column)) is not None
+                if r["algorithm"] == algorithm and r["config"] == config
+                if column in (curves := curves_of[run_key(r)])
             ]
             for algorithm in algorithms
             for config in configs
         }
-        drawn = [c for c in configs if any(curves_of[a, c] for a in algorithms)]
+        drawn = [c for c in configs if any(per_cell[a, c] for a in algorithms)]
         if drawn or column == CURVES[0][0]:  # the first is drawn even empty
-            draw_curves(out / name, curves_of, drawn or configs, algorithms, label)
+            draw_curves(out / name, per_cell, drawn or configs, algorithms, label)
 
 
 #: The learning curves a report draws: the column of the runs' ``evaluations.csv``, the
