@@ -431,6 +431,21 @@ def test_merged_bounds_keep_their_chance(tmp_path):
     assert "pico-2p (chance 0.50)" in text and "pickup-4p (chance 0.25)" in text
 
 
+def test_the_bound_table_gives_the_best_runs_bound(tmp_path):
+    """Per algorithm and configuration: the bound's mean over runs, the most exploited
+    run's, and the best run's (the highest panel score: the run a user would pick)."""
+    for seed, (score, rate) in enumerate([(0.1, 0.6), (0.3, 0.55), (0.2, 0.7)]):
+        for algorithm in ("a", "b"):
+            finished(tmp_path, algorithm, "pico-2p", seed, score, bound_win_rate=rate)
+    bound = benchmark.report(tmp_path)["algorithms"]["a"]["bound"]["pico-2p"]
+    assert bound["best_run"] == {"seed": 1, "win_rate": 0.55}
+    assert bound["max"] == 0.7 and bound["mean"] == pytest.approx(0.6166667)
+    assert (
+        "| a | 0.617 (0.700; best run, seed 1: 0.550), 3 runs |"
+        in (tmp_path / "results.md").read_text()
+    )
+
+
 def test_seeds_and_bad_arguments(capsys, tmp_path):
     assert benchmark.parse_seeds("0-4") == [0, 1, 2, 3, 4]
     assert benchmark.parse_seeds("0,2,7") == [0, 2, 7]

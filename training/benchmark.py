@@ -744,9 +744,11 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
             ]
             rates = [r["bound_win_rate"] for r in scored]
             if rates:
+                best = max(scored, key=lambda r: r["panel_score"])  # the run one would pick
                 bounds[config] = {
                     "mean": float(np.mean(rates)),
                     "max": float(np.max(rates)),
+                    "best_run": {"seed": best["seed"], "win_rate": best["bound_win_rate"]},
                     "chance": scored[0].get("chance") or chance_of(config),
                     "runs": len(rates),
                 }
@@ -865,15 +867,20 @@ def markdown_table(summary: dict) -> str:
         ]
         for name, v in bounds.items():
             cells = [
-                f"{v[c]['mean']:.3f} ({v[c]['max']:.3f}), {v[c]['runs']} runs" if c in v else ""
+                f"{v[c]['mean']:.3f} ({v[c]['max']:.3f}; best run, seed "
+                f"{v[c]['best_run']['seed']}: {v[c]['best_run']['win_rate']:.3f}), "
+                f"{v[c]['runs']} runs"
+                if c in v
+                else ""
                 for c in bounded
             ]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines += [
             "",
             "The learned best response's win rate against each run: the mean over runs (the "
-            "most exploited run's). A lower bound on how far each run can be exploited; with "
-            "two players, NashConv ≥ 4 × win rate − 2.",
+            "most exploited run's; the best run's, the one with the highest panel score). A "
+            "lower bound on how far each run can be exploited; with two players, NashConv ≥ "
+            "4 × win rate − 2.",
         ]
     if "cost" in summary:
         lines += [
