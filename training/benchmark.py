@@ -645,7 +645,7 @@ def run_curves(runs: Sequence[dict], merge: Sequence[Path] = ()) -> dict[tuple, 
         found: dict[tuple, dict] = {}
         with open(source, newline="") as handle:
             for row in csv.DictReader(handle):
-                key = (row["algorithm"], row["config"], int(row["seed"]), int(row["steps"]))
+                key = run_key(row | {"seed": int(row["seed"]), "steps": int(row["steps"])})
                 decisions, values = found.setdefault(key, {}).setdefault(row["curve"], ([], []))
                 decisions.append(int(row["decisions"]))
                 values.append(float(row["value"]))
