@@ -122,6 +122,27 @@ def test_each_learner_algorithm_trains_a_tiny_budget_and_the_harness_scores_it(
     assert steps[-1] >= 2000 and len(steps) == len(rates) == 2
 
 
+@pytest.mark.parametrize("algorithm", ["sp-qmmd", "sp-psro"])
+def test_a_run_gets_a_panel_score_curve_from_the_models_it_kept(
+    tmp_path, cheap_panel, tiny_learner, algorithm
+):
+    """``--curve-games``: every model a learner run kept (an evaluation's checkpoint, or a
+    PSRO round's best response) is scored against the panel at the decisions it was kept,
+    its last the final model's; the report draws the curve and keeps it in its curves CSV."""
+    (run,) = benchmark.plan([algorithm], ["pico-2p"], [0], 2000, tmp_path)
+    result = benchmark.execute(run, benchmark.Evaluation(games=4, search_games=1, curve_games=2))
+    assert result["curve_games"] == 2
+    kept = benchmark.curve_models(run.folder)
+    steps, values = benchmark.learning_curve(run.folder, "panel_score")
+    assert steps == benchmark.learning_curve(run.folder)[0] == [d for d, _ in kept]
+    assert len(values) == 2 and all(-1 <= v <= 1 for v in values)
+    assert kept[-1][1].read_bytes() == (run.folder / "model.npz").read_bytes()
+    benchmark.report(tmp_path)
+    assert (tmp_path / "panel_curves.png").stat().st_size > 1000
+    curves = (tmp_path / "results-curves.csv").read_text()
+    assert f"{algorithm},pico-2p,0,2000,panel_score,{steps[-1]}," in curves
+
+
 def test_a_run_gets_a_learned_bound_and_the_report_shows_it(
     tmp_path, cheap_panel, tiny_learner, monkeypatch
 ):

@@ -30,7 +30,9 @@ finished rounds again, the same ones, and goes on in the round that was cut shor
 The report aggregates the panel scores over runs (interquartile mean with
 stratified bootstrap intervals, probability of improvement, performance profiles) into
 ``results.json``, ``results.csv``, ``results.md`` and plots, with the runs' learning
-curves in ``results-curves.csv``; ``--merge`` adds the runs of another report's
+curves in ``results-curves.csv`` (with ``--curve-games G``, also each run's panel score,
+G games a member, at each model it kept: a learner run's evaluations, PSRO's rounds);
+``--merge`` adds the runs of another report's
 ``results.csv``, and their curves from beside it (a benchmark split across machines).
 
 An algorithm is a registered function ``(env_id, options, steps, seed, folder) -> Path``
@@ -182,7 +184,8 @@ def psro(env_id: str, options: dict, steps: int, seed: int, folder: Path, rounds
 #: What every learner run shares, whatever its algorithm: the network, the rollouts and the
 #: optimiser (pinned here rather than read from the learner's defaults, so that the table
 #: does not move with them), and the periodic evaluation (``EVALUATIONS`` per run: the
-#: learning curves of ``evaluations.csv``; no pimc games there, the panel scores the end).
+#: learning curves of ``evaluations.csv``; no pimc games there, the panel scores the end),
+#: whose models are kept in ``checkpoints/`` for the panel-score curve (``--curve-games``).
 LEARNER: dict[str, Any] = {
     "num_games": 256,
     "num_steps": 32,
@@ -200,6 +203,7 @@ LEARNER: dict[str, Any] = {
     "eval_pimc_games": 0,
     "eval_deals": 20,
     "progress_bar": False,
+    "keep_checkpoints": True,
 }
 #: Evaluations per learner run (every ``steps // EVALUATIONS`` decisions).
 EVALUATIONS = 10
@@ -430,6 +434,9 @@ class Evaluation:
     nash_conv_deals: int | None = None
     #: decisions of each run's learned best response (0: no learned bound)
     bound_decisions: int = 0
+    #: games per panel member for each kept model's panel score, the panel-score curve
+    #: (0: no curve); against the search members in the same proportion as ``search_games``
+    curve_games: int = 0
 
     def record(self) -> dict[str, Any]:
         """What a score records of how it was made: today's panel, the games and the
@@ -441,11 +448,12 @@ class Evaluation:
             "eval_games": self.games,
             "search_games": self.search_games,
             "bound_decisions": self.bound_decisions,
+            "curve_games": self.curve_games,
         }
 
     def matches(self, score: dict) -> bool:
         """Whether a saved score was made this way (a NashConv over as many deals)."""
-        made = {"bound_decisions": 0} | score  # scores from before the bound had none
+        made = {"bound_decisions": 0, "curve_games": 0} | score  # older scores had neither
         same = all(made.get(key) == value for key, value in self.record().items())
         deals = self.nash_conv_deals or NASHCONV_DEALS
         return same and ("nash_conv" not in score or score.get("nash_conv_deals") == deals)
@@ -480,6 +488,8 @@ def execute(run: Run, evaluation: Evaluation, modules: Sequence[str] = ()) -> di
     model = Path(training["model"])
     scoring = time.process_time()
     score = score_model(env_id, options, model, evaluation)
+    if evaluation.curve_games:
+        write_panel_curve(run.folder, env_id, options, evaluation)
     result = dataclasses.asdict(run) | {
         "folder": str(run.folder),
         "train_seconds": training["seconds"],
@@ -550,6 +560,48 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
     return score
 
 
+#: A run's panel-score curve (``--curve-games``): ``decisions, panel_score, panel_score_ci``.
+PANEL_CURVE = "panel_curve.csv"
+
+
+def curve_models(folder: Path) -> list[tuple[int, Path]]:
+    """(decisions, model) for each model a run kept on its way, oldest first: a learner
+    run's ``checkpoints/`` (one per evaluation), or ``sp-psro``'s rounds' best responses
+    at the decisions of the rounds so far (its ``evaluations.csv``); none for others."""
+    from training.selfplay import CHECKPOINTS
+
+    kept = sorted((folder / CHECKPOINTS).glob("*.npz"), key=lambda path: int(path.stem))
+    if kept:
+        return [(int(path.stem), path) for path in kept]
+    if not (folder / "psro.json").is_file():
+        return []
+    population = json.loads((folder / "psro.json").read_text())["population"][1:]
+    with open(folder / "evaluations.csv", newline="") as handle:
+        decisions = [int(row["decisions"]) for row in csv.DictReader(handle)]
+    return [(d, Path(m)) for d, m in zip(decisions, population, strict=True)]
+
+
+def write_panel_curve(folder: Path, env_id: str, options: dict, evaluation: Evaluation) -> None:
+    """Score each model of ``curve_models`` against the panel with ``curve_games`` games a
+    member (the evaluation seed, as the final score) into ``folder/PANEL_CURVE``."""
+    from training.evaluation.panel import panel_members, panel_score
+
+    spec = get_spec(env_id)
+    game = spec.make_game(**options)
+    members = panel_members(spec, game)
+    games = evaluation.curve_games
+    search_games = max(1, round(games * evaluation.search_games / evaluation.games))
+    rows = []
+    for decisions, model in curve_models(folder):
+        agent = spec.make_agent(str(model), game)
+        result = panel_score(game, agent, members, games, EVAL_SEED, search_games=search_games)
+        rows.append([decisions, result["panel_score"], result["panel_score_ci"]])
+    with open(folder / PANEL_CURVE, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["decisions", "panel_score", "panel_score_ci"])
+        writer.writerows(rows)
+
+
 # --- the report -------------------------------------------------------------------------------
 #: What results.csv keeps of each run: enough to aggregate it again (``--merge``).
 CSV_FIELDS = {
@@ -572,6 +624,7 @@ CSV_FIELDS = {
     "panel": str,
     "eval_games": int,
     "search_games": int,
+    "curve_games": int,
 }
 #: What every aggregated run must share, where it records it: the budget and the scoring.
 SAME_FOR_ALL = (
@@ -994,6 +1047,7 @@ def plot(
 CURVES = (
     ("win_heuristic", "curves.png", "win rate vs heuristic"),
     ("nash_conv", "nash_conv_curves.png", "NashConv (the learner's deals)"),
+    ("panel_score", "panel_curves.png", "panel score (--curve-games)"),
 )
 
 
@@ -1030,8 +1084,9 @@ def learning_curve(
     """(decisions, ``column``) from a run's ``evaluations.csv``: the self-play learner's
     (a row per evaluation: ``decisions``, ``win_heuristic``, in two-player Pico
     ``nash_conv``), or an SB3 run's win rate against the heuristic (a row per opponent:
-    ``timesteps``, ``opponent``, ``win_rate``); None where there is none."""
-    path = folder / "evaluations.csv"
+    ``timesteps``, ``opponent``, ``win_rate``); ``panel_score`` from its ``PANEL_CURVE``;
+    None where there is none."""
+    path = folder / (PANEL_CURVE if column == "panel_score" else "evaluations.csv")
     if not path.is_file():
         return None
     with open(path) as handle:
@@ -1086,6 +1141,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=int,
         default=0,
         help="decisions of each run's learned best response (0: none; protocol v2: 1000000)",
+    )
+    parser.add_argument(
+        "--curve-games",
+        type=int,
+        default=0,
+        help="games per panel member for the panel score of each model a learner run kept, "
+        "its panel-score curve (0: none; protocol v2's large-v2: 40)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
     parser.add_argument("--out", default="runs/benchmark", help="the benchmark's folder")
@@ -1144,10 +1206,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             "--steps, --jobs, --eval-games, --eval-search-games and --nash-conv-deals must be "
             "positive"
         )
-    if args.bound_decisions < 0:
-        parser.error(f"--bound-decisions must be at least 0, got {args.bound_decisions}")
+    for name, value in (
+        ("--bound-decisions", args.bound_decisions),
+        ("--curve-games", args.curve_games),
+    ):
+        if value < 0:
+            parser.error(f"{name} must be at least 0, got {value}")
     evaluation = Evaluation(
-        args.eval_games, args.eval_search_games, args.nash_conv_deals, args.bound_decisions
+        args.eval_games,
+        args.eval_search_games,
+        args.nash_conv_deals,
+        args.bound_decisions,
+        args.curve_games,
     )
     out = Path(args.out)
     runs = plan(algorithms, configs, seeds, steps, out)
