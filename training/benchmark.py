@@ -32,8 +32,8 @@ stratified bootstrap intervals, probability of improvement, performance profiles
 ``results.json``, ``results.csv``, ``results.md`` and plots, with the runs' learning
 curves in ``results-curves.csv`` (with ``--curve-games G``, also each run's panel score,
 G games a member, at each model it kept: a learner run's evaluations, PSRO's rounds);
-``--merge`` adds the runs of another report's
-``results.csv``, and their curves from beside it (a benchmark split across machines).
+``--merge`` adds the runs of another report's ``results.csv``, and their curves from
+beside it (a benchmark split across machines).
 
 An algorithm is a registered function ``(env_id, options, steps, seed, folder) -> Path``
 that trains for ``steps`` decisions of its learning seats and returns the saved model's
