@@ -476,6 +476,8 @@ def test_seeds_and_bad_arguments(capsys, tmp_path):
         (["--algorithms", "ppo-nothing"], "registered: ppo-random"),
         (["--algorithms", "ppo-random", "--configs", "chess"], "the protocol's: pico-2p"),
         (["--algorithms", "ppo-random", "--steps", "many"], "--steps"),
+        (["--algorithms", "ppo-random", "--bound-decisions", "-1"], "--bound-decisions must"),
+        (["--algorithms", "ppo-random", "--curve-games", "-1"], "--curve-games must be at least"),
         (["--report", "/nonexistent"], "no finished runs"),
         (["--report", str(tmp_path), "--merge", "/nonexistent.csv"], "No such file"),
         (["--report", str(tmp_path), "--merge", __file__], "not a benchmark's results.csv"),
