@@ -467,6 +467,24 @@ def test_the_bound_table_gives_the_best_runs_bound(tmp_path):
     )
 
 
+def test_the_report_puts_the_exact_nash_conv_beside_the_learned_bound(tmp_path):
+    """Per two-player run with both: the exact figure, the bound as NashConv (4 × win rate
+    − 2) and the share found; a bound above the exact figure beyond both intervals is named
+    (a lower bound never should be); a run with more players has no such bound."""
+    for algorithm, rate in (("a", 0.7), ("b", 0.95)):
+        exact = {"nash_conv": 1.0, "nash_conv_ci": 0.05}
+        bound = {"bound_win_rate": rate, "bound_win_ci": 0.02, "chance": 0.5}
+        finished(tmp_path, algorithm, "pico-2p", 0, 0.1, **exact, **bound)
+        finished(tmp_path, algorithm, "pickup-4p", 0, 0.1, bound_win_rate=0.3, chance=0.25)
+    pairs = benchmark.report(tmp_path)["exact_beside_bound"]
+    assert [(v["algorithm"], v["config"]) for v in pairs] == [("a", "pico-2p"), ("b", "pico-2p")]
+    assert pairs[0]["bound"] == pytest.approx(0.8) and pairs[0]["bound_ci"] == pytest.approx(0.08)
+    assert [v["exceeds"] for v in pairs] == [False, True]  # 1.8 ± 0.08 over 1.0 ± 0.05
+    text = (tmp_path / "results.md").read_text()
+    assert "| a | pico-2p | 0 | 1.000 ± 0.050 | 0.800 ± 0.080 | 0.80 |" in text
+    assert "in 1 of 2 runs (b seed 0): a lower bound never should" in text
+
+
 def test_seeds_and_bad_arguments(capsys, tmp_path):
     assert benchmark.parse_seeds("0-4") == [0, 1, 2, 3, 4]
     assert benchmark.parse_seeds("0,2,7") == [0, 2, 7]

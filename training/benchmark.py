@@ -807,6 +807,7 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
                 }
         if bounds:
             summary["algorithms"].setdefault(algorithm, {})["bound"] = bounds
+    summary["exact_beside_bound"] = exact_beside_bound(rows)
     summary["cost"] = cost(rows, configs)
     for x in algorithms:
         for y in algorithms:
@@ -829,6 +830,33 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     (out / "results.md").write_text(markdown_table(summary))
     plot(out, rows, summary, matrices, curves_of)
     return summary
+
+
+def exact_beside_bound(rows: list[dict]) -> list[dict]:
+    """Each two-player run with both an exact NashConv and a learned bound: the two side by
+    side, the bound as NashConv (4 × win rate − 2, its interval × 4), and whether the bound
+    exceeds the exact figure beyond both intervals (a lower bound never should)."""
+    pairs = []
+    for r in sorted(rows, key=lambda r: (r["algorithm"], r["config"], r["seed"])):
+        if "nash_conv" not in r or "bound_win_rate" not in r:
+            continue
+        if (r.get("chance") or chance_of(r["config"])) != 0.5:
+            continue  # with more players the win rate bounds no NashConv
+        bound, bound_ci = 4 * r["bound_win_rate"] - 2, 4 * r.get("bound_win_ci", 0.0)
+        exact, exact_ci = r["nash_conv"], r.get("nash_conv_ci", 0.0)
+        pairs.append(
+            {
+                "algorithm": r["algorithm"],
+                "config": r["config"],
+                "seed": r["seed"],
+                "nash_conv": exact,
+                "nash_conv_ci": exact_ci,
+                "bound": bound,
+                "bound_ci": bound_ci,
+                "exceeds": bound - bound_ci > exact + exact_ci,
+            }
+        )
+    return pairs
 
 
 #: What a run's score records of its cost, in CPU seconds (``execute``).
@@ -934,6 +962,34 @@ def markdown_table(summary: dict) -> str:
             "most exploited run's; the best run's, the one with the highest panel score). A "
             "lower bound on how far each run can be exploited; with two players, NashConv ≥ "
             "4 × win rate − 2.",
+        ]
+    if pairs := summary.get("exact_beside_bound"):
+        lines += [
+            "",
+            "| algorithm | configuration | seed | exact NashConv (95% CI) | learned bound "
+            "(95% CI) | share of the exact found |",
+            "|---|---|---|---|---|---|",
+        ]
+        for v in pairs:
+            found = v["bound"] > 0
+            lines.append(
+                f"| {v['algorithm']} | {v['config']} | {v['seed']} | "
+                f"{v['nash_conv']:.3f} ± {v['nash_conv_ci']:.3f} | "
+                + (f"{v['bound']:.3f} ± {v['bound_ci']:.3f}" if found else "none found")
+                + f" | {max(v['bound'], 0) / v['nash_conv']:.2f} |"
+            )
+        over = [f"{v['algorithm']} seed {v['seed']}" for v in pairs if v["exceeds"]]
+        lines += [
+            "",
+            "The exact NashConv beside the learned bound (4 × the best response's win rate − "
+            "2) for every run that has both. "
+            + (
+                f"The bound exceeds the exact figure beyond both intervals in {len(over)} of "
+                f"{len(pairs)} runs ({', '.join(over)}): a lower bound never should."
+                if over
+                else f"In none of the {len(pairs)} runs does the bound exceed the exact "
+                "figure beyond both intervals."
+            ),
         ]
     if "cost" in summary:
         lines += [
