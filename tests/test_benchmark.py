@@ -278,6 +278,33 @@ def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs
     assert summary["algorithms"]["b"]["runs"] == 4
 
 
+def test_a_table_in_progress_is_kept_before_any_configuration_is_complete(tmp_path):
+    """No configuration has every algorithm's runs: the report writes the runs (to merge
+    later), the exact figure beside the bound and the learning curves, and says why it
+    aggregates nothing; merged with the rest, the configuration is aggregated."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    bound = {"nash_conv": 1.2, "nash_conv_ci": 0.02, "bound_win_rate": 0.6, "chance": 0.5}
+    finished(first, "a", "pico-2p", 0, 0.1, **bound)
+    finished(first, "b", "pico-2p", 0, -0.1, **bound)
+    finished(first, "b", "pico-2p", 1, 0.2, **bound)  # b: two there, a: two in pickup-4p
+    finished(first, "a", "pickup-4p", 0, 0.1)
+    finished(first, "a", "pickup-4p", 1, 0.1)
+    summary = benchmark.report(first)
+    assert summary["configs"] == []
+    assert summary["incomplete"] == {"pico-2p": {"a": 1, "b": 2}, "pickup-4p": {"a": 2, "b": 0}}
+    assert len(summary["exact_beside_bound"]) == 3
+    text = (first / "results.md").read_text()
+    assert text.startswith("No configuration is aggregated yet.")
+    assert "pico-2p (a 1, b 2)" in text and "| b | pico-2p | 1 | 1.200 ± 0.020 |" in text
+    assert len(benchmark.read_results_csv(first / "results.csv")) == 5
+    assert (first / "curves.png").is_file()
+    finished(second, "a", "pico-2p", 1, 0.0)
+    merged = benchmark.report(second, [first / "results.csv"])
+    assert merged["configs"] == ["pico-2p"] and merged["incomplete"] == {
+        "pickup-4p": {"a": 2, "b": 0}
+    }
+
+
 def test_the_report_draws_the_nash_conv_curves_where_the_runs_have_them(tmp_path):
     """Self-play runs in two-player Pico record the NashConv at each evaluation: the report
     draws it against decisions beside the win rate; an SB3 run's CSV has no such curve."""

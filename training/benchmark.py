@@ -731,7 +731,9 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     """Aggregate every finished run under ``out`` (and the runs of the ``merge`` CSVs with
     no folder there) into results.json/.csv/.md and plots: the configurations where every
     algorithm has all its runs (``summary["incomplete"]`` lists the others; their runs are
-    in results.json and .csv all the same)."""
+    in results.json and .csv all the same, and their learning curves are drawn). Before
+    any configuration is complete, only the runs, their curves and that list are written,
+    so that a table in progress can be merged later."""
     from training.evaluation.aggregate import (
         iqm,
         probability_of_improvement,
@@ -750,13 +752,17 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     most = {a: max(counts[a, c] for c in present) for a in algorithms}
     configs = [c for c in present if all(counts[a, c] == most[a] for a in algorithms)]
     incomplete = {c: {a: counts[a, c] for a in algorithms} for c in present if c not in configs}
-    if not configs:
-        raise ValueError(f"no configuration has every algorithm's runs yet: {incomplete}")
     rows = [r for r in every_run if r["config"] in configs]
     for key in SAME_FOR_ALL:
-        values = Counter(str(r[key]) for r in rows if key in r)
+        values = Counter(str(r[key]) for r in rows or every_run if key in r)
         if len(values) > 1:
             raise ValueError(f"the runs differ in {key} ({dict(values)}): aggregate one protocol")
+    if not configs:  # nothing to aggregate yet: keep the runs and their curves to merge later
+        summary = {"configs": [], "incomplete": incomplete, "algorithms": {}, "improvement": {}}
+        summary["exact_beside_bound"] = exact_beside_bound(every_run)
+        curves_of = write_results(out, summary, every_run, merge)
+        plot_curves(out, every_run, algorithms, present, curves_of)
+        return summary
     matrices = {a: score_matrix(rows, a, configs) for a in algorithms}
     summary: dict[str, Any] = {
         "configs": configs,
@@ -820,6 +826,16 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
                     "p": point,
                     "ci": interval(low, high, seeds),
                 }
+    curves_of = write_results(out, summary, every_run, merge)
+    plot(out, rows, summary, matrices, curves_of)
+    return summary
+
+
+def write_results(
+    out: Path, summary: dict, every_run: list[dict], merge: Sequence[Path]
+) -> dict[tuple, dict]:
+    """results.json, .csv and .md, and the runs' curves beside the CSV; returns the
+    curves."""
     (out / "results.json").write_text(json.dumps({"summary": summary, "runs": every_run}, indent=2))
     with open(out / "results.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
@@ -828,8 +844,7 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     curves_of = run_curves(every_run, merge)
     write_curves(curves_csv(out / "results.csv"), curves_of)
     (out / "results.md").write_text(markdown_table(summary))
-    plot(out, rows, summary, matrices, curves_of)
-    return summary
+    return curves_of
 
 
 def exact_beside_bound(rows: list[dict]) -> list[dict]:
@@ -842,8 +857,8 @@ def exact_beside_bound(rows: list[dict]) -> list[dict]:
             continue
         if (r.get("chance") or chance_of(r["config"])) != 0.5:
             continue  # with more players the win rate bounds no NashConv
-        bound, bound_ci = 4 * r["bound_win_rate"] - 2, 4 * r.get("bound_win_ci", 0.0)
-        exact, exact_ci = r["nash_conv"], r.get("nash_conv_ci", 0.0)
+        bound, bound_ci = 4 * r["bound_win_rate"] - 2, 4 * (r.get("bound_win_ci") or 0.0)
+        exact, exact_ci = r["nash_conv"], r.get("nash_conv_ci")  # one deal: no interval
         pairs.append(
             {
                 "algorithm": r["algorithm"],
@@ -853,7 +868,7 @@ def exact_beside_bound(rows: list[dict]) -> list[dict]:
                 "nash_conv_ci": exact_ci,
                 "bound": bound,
                 "bound_ci": bound_ci,
-                "exceeds": bound - bound_ci > exact + exact_ci,
+                "exceeds": bound - bound_ci > exact + (exact_ci or 0.0),
             }
         )
     return pairs
@@ -919,6 +934,8 @@ def markdown_table(summary: dict) -> str:
         "| algorithm | IQM panel score (95% CI) | " + " | ".join(configs) + " |",
         "|---|---|" + "---|" * len(configs),
     ]
+    if not configs:
+        lines = ["No configuration is aggregated yet."]
     for name, s in summary["algorithms"].items():
         cells = [
             with_interval(s["per_config"][c]["iqm"], s["per_config"][c]["ci"]) for c in configs
@@ -971,12 +988,14 @@ def markdown_table(summary: dict) -> str:
             "|---|---|---|---|---|---|",
         ]
         for v in pairs:
-            found = v["bound"] > 0
+            spread = v["nash_conv_ci"]
+            exact = f"{v['nash_conv']:.3f} " + (
+                "(one deal)" if spread is None else f"± {spread:.3f}"
+            )
+            bound = f"{v['bound']:.3f} ± {v['bound_ci']:.3f}" if v["bound"] > 0 else "none found"
+            share = f"{max(v['bound'], 0) / v['nash_conv']:.2f}" if v["nash_conv"] > 0 else "-"
             lines.append(
-                f"| {v['algorithm']} | {v['config']} | {v['seed']} | "
-                f"{v['nash_conv']:.3f} ± {v['nash_conv_ci']:.3f} | "
-                + (f"{v['bound']:.3f} ± {v['bound_ci']:.3f}" if found else "none found")
-                + f" | {max(v['bound'], 0) / v['nash_conv']:.2f} |"
+                f"| {v['algorithm']} | {v['config']} | {v['seed']} | {exact} | {bound} | {share} |"
             )
         over = [f"{v['algorithm']} seed {v['seed']}" for v in pairs if v["exceeds"]]
         lines += [
@@ -1081,7 +1100,17 @@ def plot(
     fig.savefig(out / "profiles.png", dpi=100)
     plt.close(fig)
 
-    # Learning curves: of the runs' folders here, or kept beside a merged CSV.
+    plot_curves(out, rows, algorithms, configs, curves_of)
+
+
+def plot_curves(
+    out: Path, rows: list[dict], algorithms: list[str], configs: list[str], curves_of: dict
+) -> None:
+    """The learning curves of ``CURVES``: of the runs' folders here, or kept beside a
+    merged CSV; one picture per curve, a panel per configuration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     for column, name, label in CURVES:
         per_cell = {
             (algorithm, config): [
