@@ -967,7 +967,7 @@ def markdown_table(summary: dict) -> str:
             cells = [
                 f"{v[c]['mean']:.3f} ({v[c]['max']:.3f}; best run, seed "
                 f"{v[c]['best_run']['seed']}: {v[c]['best_run']['win_rate']:.3f}), "
-                f"{v[c]['runs']} runs"
+                f"{v[c]['runs']} run{'s' if v[c]['runs'] != 1 else ''}"
                 if c in v
                 else ""
                 for c in bounded
