@@ -7,6 +7,7 @@ import pytest
 
 from training.evaluation.aggregate import (
     iqm,
+    mean_t_interval,
     performance_profile,
     probability_of_improvement,
     stratified_bootstrap_ci,
@@ -74,3 +75,10 @@ def test_probability_of_improvement_by_hand():
 def test_performance_profile_counts_runs_above_each_threshold():
     scores = np.array([[0.1, 0.4], [0.2, 0.9]])
     assert performance_profile(scores, [0.0, 0.15, 0.4, 1.0]).tolist() == [1.0, 0.75, 0.25, 0.0]
+
+
+def test_t_interval_over_a_few_runs_by_hand():
+    """Five runs: t(4) = 2.776, not the normal 1.96; one run: no interval."""
+    mean, half = mean_t_interval([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert mean == 3.0 and half == pytest.approx(2.776445 * np.sqrt(2.5) / np.sqrt(5))
+    assert mean_t_interval([1.5]) == (1.5, None)

@@ -736,10 +736,10 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     so that a table in progress can be merged later."""
     from training.evaluation.aggregate import (
         iqm,
+        mean_t_interval,
         probability_of_improvement,
         stratified_bootstrap_ci,
     )
-    from training.evaluation.tournament import mean_interval
 
     every_run = finished_runs(out, merge)
     if not every_run:
@@ -788,10 +788,10 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
     for algorithm in algorithms:
         exact = [r["nash_conv"] for r in rows if r["algorithm"] == algorithm and "nash_conv" in r]
         if exact:
-            mean, ci = mean_interval(exact)
+            mean, ci = mean_t_interval(exact)
             summary["algorithms"].setdefault(algorithm, {})["nash_conv"] = {
                 "mean": mean,
-                "ci": ci if len(exact) > 1 else None,  # one run: no interval (JSON null)
+                "ci": ci,  # one run: no interval (JSON null)
                 "runs": len(exact),
             }
         bounds = {}  # per configuration, the learned best response's win rate over runs
@@ -945,7 +945,7 @@ def markdown_table(summary: dict) -> str:
     if exact:
         lines += [
             "",
-            "| algorithm | pico-2p NashConv, mean over runs (95% CI) | runs |",
+            "| algorithm | pico-2p NashConv, mean over runs (95% t interval) | runs |",
             "|---|---|---|",
         ]
         for name, v in exact.items():

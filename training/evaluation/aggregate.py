@@ -12,6 +12,8 @@ configuration. Every function is plain numpy and deterministic given its ``rng``
   run of algorithm Y on a task drawn at random (the Mann-Whitney U statistic per task,
   ties counting a half, averaged over the tasks).
 - ``performance_profile``: the share of runs scoring above each threshold.
+- ``mean_t_interval``: a mean over a few runs with its Student t interval (a normal
+  interval from five runs would be 1.4 times too narrow).
 """
 
 from __future__ import annotations
@@ -75,3 +77,14 @@ def performance_profile(scores: np.ndarray, thresholds: Sequence[float]) -> np.n
     """The share of all runs (over every task) whose score exceeds each threshold."""
     values = np.asarray(scores, dtype=np.float64).ravel()
     return np.array([(values > t).mean() for t in thresholds])
+
+
+def mean_t_interval(values: Sequence[float]) -> tuple[float, float | None]:
+    """The mean of a few runs' figures and the half-width of its 95% Student t interval;
+    no interval (None) from one run."""
+    from scipy.stats import t
+
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) < 2:
+        return float(x.mean()), None
+    return float(x.mean()), float(t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
