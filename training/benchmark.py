@@ -930,12 +930,14 @@ def with_interval(value: float, ci: list[float] | None, digits: int = 3, sign: s
 
 def markdown_table(summary: dict) -> str:
     configs = summary["configs"]
-    lines = [
-        "| algorithm | IQM panel score (95% CI) | " + " | ".join(configs) + " |",
-        "|---|---|" + "---|" * len(configs),
-    ]
-    if not configs:
-        lines = ["No configuration is aggregated yet."]
+    lines = (
+        [
+            "| algorithm | IQM panel score (95% CI) | " + " | ".join(configs) + " |",
+            "|---|---|" + "---|" * len(configs),
+        ]
+        if configs
+        else ["No configuration is aggregated yet."]
+    )
     for name, s in summary["algorithms"].items():
         cells = [
             with_interval(s["per_config"][c]["iqm"], s["per_config"][c]["ci"]) for c in configs

@@ -2,7 +2,8 @@
 at the Edge of the Statistical Precipice", recommend (and their ``rliable`` computes).
 
 Scores are arrays of shape ``(runs, tasks)``: one row per training seed, one column per
-configuration. Every function is plain numpy and deterministic given its ``rng``.
+configuration. Every function is plain numpy (scipy for the t quantile) and
+deterministic given its ``rng``.
 
 - ``iqm``: the interquartile mean of all scores (the mean of the middle half; a quarter
   of the sorted scores is cut from each end, rounded down, as ``scipy.stats.trim_mean``).
