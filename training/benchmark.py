@@ -851,13 +851,15 @@ def exact_beside_bound(rows: list[dict]) -> list[dict]:
     """Each two-player run with both an exact NashConv and a learned bound: the two side by
     side, the bound as NashConv (4 × win rate − 2, its interval × 4), and whether the bound
     exceeds the exact figure beyond both intervals (a lower bound never should)."""
+    from training.exploitability import nash_conv_bound
+
     pairs = []
     for r in sorted(rows, key=lambda r: (r["algorithm"], r["config"], r["seed"])):
         if "nash_conv" not in r or "bound_win_rate" not in r:
             continue
         if (r.get("chance") or chance_of(r["config"])) != 0.5:
             continue  # with more players the win rate bounds no NashConv
-        bound, bound_ci = 4 * r["bound_win_rate"] - 2, 4 * (r.get("bound_win_ci") or 0.0)
+        bound, bound_ci = nash_conv_bound(r["bound_win_rate"], r.get("bound_win_ci") or 0.0)
         exact, exact_ci = r["nash_conv"], r.get("nash_conv_ci")  # one deal: no interval
         pairs.append(
             {
