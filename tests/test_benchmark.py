@@ -16,6 +16,7 @@ from stopping import stopped_after_saves
 
 import envs
 from training import benchmark
+from training.benchmark import algorithms, cli, harness, report
 from training.cli import parse_mixture
 
 
@@ -26,7 +27,7 @@ def cheap_panel(monkeypatch):
     monkeypatch.setattr(
         panel, "SEARCH_BUDGETS", {"pimc": {"samples": 4}, "ismcts": {"iterations": 4}}
     )
-    monkeypatch.setattr(benchmark, "NASHCONV_DEALS", 1)
+    monkeypatch.setattr(harness, "NASHCONV_DEALS", 1)
 
 
 def untrained(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> Path:
@@ -45,23 +46,23 @@ def untrained(env_id: str, options: dict, steps: int, seed: int, folder: Path) -
 
 
 def test_a_registered_algorithm_runs_is_scored_and_resumes(tmp_path, cheap_panel):
-    benchmark.register("untrained")(untrained)
-    runs = benchmark.plan(["untrained"], ["pico-2p"], [0, 1], 10, tmp_path)
-    evaluation = benchmark.Evaluation(games=4, search_games=2)
-    results = [benchmark.execute(run, evaluation) for run in runs]
+    algorithms.register("untrained")(untrained)
+    runs = harness.plan(["untrained"], ["pico-2p"], [0, 1], 10, tmp_path)
+    evaluation = harness.Evaluation(games=4, search_games=2)
+    results = [harness.execute(run, evaluation) for run in runs]
     assert [r["seed"] for r in results] == [0, 1]
     assert all(-1 <= r["panel_score"] <= 1 for r in results)
     assert set(results[0]["members"]) == {"random", "heuristic", "pimc", "ismcts", "ppo", "nash"}
     score = runs[0].folder / "score.json"
     before = score.stat().st_mtime_ns
-    assert benchmark.execute(runs[0], evaluation) == results[0]  # finished: skipped
+    assert harness.execute(runs[0], evaluation) == results[0]  # finished: skipped
     assert score.stat().st_mtime_ns == before
     model = (runs[0].folder / "model.zip").stat().st_mtime_ns
-    rescored = benchmark.execute(runs[0], benchmark.Evaluation(games=4, search_games=4))
+    rescored = harness.execute(runs[0], harness.Evaluation(games=4, search_games=4))
     assert (rescored["eval_games"], rescored["search_games"]) == (4, 4)  # redone, not trained
     assert (runs[0].folder / "model.zip").stat().st_mtime_ns == model
-    benchmark.execute(runs[0], evaluation)
-    summary = benchmark.report(tmp_path)
+    harness.execute(runs[0], evaluation)
+    summary = report.report(tmp_path)
     entry = summary["algorithms"]["untrained"]
     assert entry["runs"] == 2 and entry["ci"][0] <= entry["iqm"] <= entry["ci"][1]
     assert entry["nash_conv"]["runs"] == 2 and 0 <= entry["nash_conv"]["mean"] <= 2
@@ -70,7 +71,7 @@ def test_a_registered_algorithm_runs_is_scored_and_resumes(tmp_path, cheap_panel
     assert "| untrained |" in (tmp_path / "results.md").read_text()
     for picture in ("iqm.png", "profiles.png", "curves.png"):
         assert (tmp_path / picture).stat().st_size > 1000
-    del benchmark.ALGORITHMS["untrained"]
+    del algorithms.ALGORITHMS["untrained"]
 
 
 @pytest.fixture
@@ -78,10 +79,10 @@ def tiny_learner(monkeypatch):
     """The learner algorithms at a test's size: a small network, few games, two cheap
     evaluations a run, two PSRO rounds with a few games per meta-game pair."""
     small = {"num_games": 8, "num_steps": 16, "hidden": "16", "eval_games": 2, "eval_deals": 0}
-    monkeypatch.setattr(benchmark, "LEARNER", benchmark.LEARNER | small)
-    monkeypatch.setattr(benchmark, "EVALUATIONS", 2)
-    psro = benchmark.HYPERPARAMETERS["sp-psro"] | {"rounds": 2, "meta_games": 4}
-    monkeypatch.setitem(benchmark.HYPERPARAMETERS, "sp-psro", psro)
+    monkeypatch.setattr(algorithms, "LEARNER", algorithms.LEARNER | small)
+    monkeypatch.setattr(algorithms, "EVALUATIONS", 2)
+    psro = algorithms.HYPERPARAMETERS["sp-psro"] | {"rounds": 2, "meta_games": 4}
+    monkeypatch.setitem(algorithms.HYPERPARAMETERS, "sp-psro", psro)
 
 
 LEARNER_ALGORITHMS = ["sp-ppo", "sp-mmd", "sp-qmmd", "sp-neurd", "sp-fsp", "sp-psro"]
@@ -93,8 +94,8 @@ def test_each_learner_algorithm_trains_a_tiny_budget_and_the_harness_scores_it(
 ):
     """A few thousand decisions on two-player Pico through the harness's own path: the
     run leaves a ``model.npz`` that the panel scores, with its NashConv and its times."""
-    (run,) = benchmark.plan([algorithm], ["pico-2p"], [0], 2000, tmp_path)
-    result = benchmark.execute(run, benchmark.Evaluation(games=4, search_games=1))
+    (run,) = harness.plan([algorithm], ["pico-2p"], [0], 2000, tmp_path)
+    result = harness.execute(run, harness.Evaluation(games=4, search_games=1))
     model = Path(json.loads((run.folder / "trained.json").read_text())["model"])
     assert model == run.folder / "model.npz" and model.is_file()
     assert -1 <= result["panel_score"] <= 1 and 0 <= result["nash_conv"] <= 2
@@ -112,13 +113,13 @@ def test_each_learner_algorithm_trains_a_tiny_budget_and_the_harness_scores_it(
         ]
         spent = sum(r["decisions"] for r in rounds)  # the budget, but for the last rollout
         assert 2000 <= spent < 2000 + 8 * 16
-        assert benchmark.learning_curve(run.folder)[0] == [rounds[0]["decisions"], spent]
+        assert report.learning_curve(run.folder)[0] == [rounds[0]["decisions"], spent]
         assert model.read_bytes() == (run.folder / "round1" / "model.npz").read_bytes()
     else:
         config = json.loads((run.folder / "config.json").read_text())
-        expected = benchmark.LEARNER | benchmark.HYPERPARAMETERS[algorithm]
+        expected = algorithms.LEARNER | algorithms.HYPERPARAMETERS[algorithm]
         assert {key: config[key] for key in expected} == expected
-    steps, rates = benchmark.learning_curve(run.folder)  # PSRO's: one point a round
+    steps, rates = report.learning_curve(run.folder)  # PSRO's: one point a round
     assert steps[-1] >= 2000 and len(steps) == len(rates) == 2
 
 
@@ -129,15 +130,15 @@ def test_a_run_gets_a_panel_score_curve_from_the_models_it_kept(
     """``--curve-games``: every model a learner run kept (an evaluation's checkpoint, or a
     PSRO round's best response) is scored against the panel at the decisions it was kept,
     its last the final model's; the report draws the curve and keeps it in its curves CSV."""
-    (run,) = benchmark.plan([algorithm], ["pico-2p"], [0], 2000, tmp_path)
-    result = benchmark.execute(run, benchmark.Evaluation(games=4, search_games=1, curve_games=2))
+    (run,) = harness.plan([algorithm], ["pico-2p"], [0], 2000, tmp_path)
+    result = harness.execute(run, harness.Evaluation(games=4, search_games=1, curve_games=2))
     assert result["curve_games"] == 2
-    kept = benchmark.curve_models(run.folder)
-    steps, values = benchmark.learning_curve(run.folder, "panel_score")
-    assert steps == benchmark.learning_curve(run.folder)[0] == [d for d, _ in kept]
+    kept = harness.curve_models(run.folder)
+    steps, values = report.learning_curve(run.folder, "panel_score")
+    assert steps == report.learning_curve(run.folder)[0] == [d for d, _ in kept]
     assert len(values) == 2 and all(-1 <= v <= 1 for v in values)
     assert kept[-1][1].read_bytes() == (run.folder / "model.npz").read_bytes()
-    benchmark.report(tmp_path)
+    report.report(tmp_path)
     assert (tmp_path / "panel_curves.png").stat().st_size > 1000
     curves = (tmp_path / "results-curves.csv").read_text()
     assert f"{algorithm},pico-2p,0,2000,panel_score,{steps[-1]}," in curves
@@ -149,20 +150,20 @@ def test_a_run_gets_a_learned_bound_and_the_report_shows_it(
     """``--bound-decisions``: each run's score holds the win rate of a best response
     trained against it by the learner (in the run's folder), the report a column of
     them; a score made without one is redone, the model kept."""
-    monkeypatch.setattr(benchmark, "BOUND_GAMES", 20)
-    (run,) = benchmark.plan(["sp-ppo"], ["pico-2p"], [0], 2000, tmp_path)
-    plain = benchmark.execute(run, benchmark.Evaluation(games=4, search_games=1))
+    monkeypatch.setattr(harness, "BOUND_GAMES", 20)
+    (run,) = harness.plan(["sp-ppo"], ["pico-2p"], [0], 2000, tmp_path)
+    plain = harness.execute(run, harness.Evaluation(games=4, search_games=1))
     assert "bound_win_rate" not in plain and plain["bound_decisions"] == 0
     model = (run.folder / "model.npz").read_bytes()
-    evaluation = benchmark.Evaluation(games=4, search_games=1, bound_decisions=3000)
-    result = benchmark.execute(run, evaluation)
+    evaluation = harness.Evaluation(games=4, search_games=1, bound_decisions=3000)
+    result = harness.execute(run, evaluation)
     assert result["bound_decisions"] == 3000 and 0 <= result["bound_win_rate"] <= 1
     assert result["bound_win_ci"] > 0 and result["chance"] == 0.5
     assert (run.folder / "best_response" / "model.npz").is_file()
     assert (run.folder / "model.npz").read_bytes() == model  # scored again, not retrained
-    again = benchmark.execute(run, evaluation)  # finished: kept (a tiny panel's interval is NaN)
+    again = harness.execute(run, evaluation)  # finished: kept (a tiny panel's interval is NaN)
     assert json.dumps(again, sort_keys=True) == json.dumps(result, sort_keys=True)
-    summary = benchmark.report(tmp_path)
+    summary = report.report(tmp_path)
     bound = summary["algorithms"]["sp-ppo"]["bound"]["pico-2p"]  # per configuration
     assert bound["runs"] == 1 and bound["mean"] == bound["max"] == result["bound_win_rate"]
     text = (tmp_path / "results.md").read_text()
@@ -179,9 +180,9 @@ def test_a_learner_run_cut_short_goes_on_from_its_last_evaluation(
 
     from training.selfplay import RESUME_FILE, SelfPlay
 
-    evaluation = benchmark.Evaluation(games=4, search_games=1)
+    evaluation = harness.Evaluation(games=4, search_games=1)
     whole, stopped = (
-        benchmark.plan(["sp-qmmd"], ["pico-2p"], [0], 2000, tmp_path / name)[0]
+        harness.plan(["sp-qmmd"], ["pico-2p"], [0], 2000, tmp_path / name)[0]
         for name in ("whole", "stopped")
     )
     collect = SelfPlay.collect
@@ -192,12 +193,12 @@ def test_a_learner_run_cut_short_goes_on_from_its_last_evaluation(
         return collect(self, progress)
 
     monkeypatch.setattr(SelfPlay, "collect", counting)
-    benchmark.execute(whole, evaluation)
+    harness.execute(whole, evaluation)
     with stopped_after_saves(1):
-        benchmark.execute(stopped, evaluation)
+        harness.execute(stopped, evaluation)
     spent = torch.load(stopped.folder / RESUME_FILE, weights_only=True)["cpu_seconds"]
     before = len(rollouts)
-    result = benchmark.execute(stopped, evaluation)
+    result = harness.execute(stopped, evaluation)
     whole_rollouts = rollouts.count(str(whole.folder))
     assert 0 < len(rollouts) - before < whole_rollouts - 1  # not trained again from the start
     assert (stopped.folder / "model.npz").read_bytes() == (whole.folder / "model.npz").read_bytes()
@@ -211,12 +212,12 @@ def test_one_set_of_hyperparameters_runs_on_every_configuration(tmp_path):
     from training import selfplay
 
     for algorithm in LEARNER_ALGORITHMS:
-        settings = dict(benchmark.HYPERPARAMETERS[algorithm])
+        settings = dict(algorithms.HYPERPARAMETERS[algorithm])
         if algorithm == "sp-psro":
             settings = {k: v for k, v in settings.items() if k not in ("rounds", "meta_games")}
             settings["opponent"] = "random:0.5,heuristic:0.5"
         for config, (env_id, options) in benchmark.CONFIGURATIONS.items():
-            args = benchmark.learner_args(
+            args = algorithms.learner_args(
                 env_id, options, 2_000_000, 0, tmp_path / algorithm / config, settings
             )
             selfplay.check(args)
@@ -235,7 +236,7 @@ def test_psros_meta_game_prefers_what_wins_with_two_players_and_with_four():
         game = spec.make_game(**options)
         agents = [spec.make_agent(name, game) for name in ("random", "heuristic")]
         payoffs: dict = {}
-        weights = benchmark.meta_strategy(game, agents, payoffs, 40, seed=3)
+        weights = algorithms.meta_strategy(game, agents, payoffs, 40, seed=3)
         assert np.allclose(weights, [0, 1], atol=1e-6)
         assert set(payoffs) == {(0, 1), (1, 0)} and payoffs[1, 0] > 0 > payoffs[0, 1]
         if game.num_players == 2:
@@ -260,7 +261,7 @@ def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs
         finished(tmp_path, "b", "pico-2p", seed, -0.1 * seed)
         finished(tmp_path, "a", "pickup-4p", seed, 0.3)
     finished(tmp_path, "b", "pickup-4p", 0, 0.2)
-    summary = benchmark.report(tmp_path)
+    summary = report.report(tmp_path)
     assert summary["configs"] == ["pico-2p"]
     assert summary["algorithms"]["a"]["nash_conv"] == {"mean": 1.5, "ci": None, "runs": 1}
     assert "| a | 1.500 (one run) | 1 |" in (tmp_path / "results.md").read_text()
@@ -273,7 +274,7 @@ def test_the_report_waits_for_a_configuration_until_every_algorithm_has_its_runs
     assert len(json.loads((tmp_path / "results.json").read_text())["runs"]) == 7
     assert "pickup-4p (a 2, b 1)" in (tmp_path / "results.md").read_text()
     finished(tmp_path, "b", "pickup-4p", 1, 0.2)
-    summary = benchmark.report(tmp_path)
+    summary = report.report(tmp_path)
     assert summary["configs"] == ["pico-2p", "pickup-4p"] and not summary["incomplete"]
     assert summary["algorithms"]["b"]["runs"] == 4
 
@@ -289,17 +290,17 @@ def test_a_table_in_progress_is_kept_before_any_configuration_is_complete(tmp_pa
     finished(first, "b", "pico-2p", 1, 0.2, **bound)  # b: two there, a: two in pickup-4p
     finished(first, "a", "pickup-4p", 0, 0.1)
     finished(first, "a", "pickup-4p", 1, 0.1)
-    summary = benchmark.report(first)
+    summary = report.report(first)
     assert summary["configs"] == []
     assert summary["incomplete"] == {"pico-2p": {"a": 1, "b": 2}, "pickup-4p": {"a": 2, "b": 0}}
     assert len(summary["exact_beside_bound"]) == 3
     text = (first / "results.md").read_text()
     assert text.startswith("No configuration is aggregated yet.")
     assert "pico-2p (a 1, b 2)" in text and "| b | pico-2p | 1 | 1.200 ± 0.020 |" in text
-    assert len(benchmark.read_results_csv(first / "results.csv")) == 5
+    assert len(report.read_results_csv(first / "results.csv")) == 5
     assert (first / "curves.png").is_file()
     finished(second, "a", "pico-2p", 1, 0.0)
-    merged = benchmark.report(second, [first / "results.csv"])
+    merged = report.report(second, [first / "results.csv"])
     assert merged["configs"] == ["pico-2p"] and merged["incomplete"] == {
         "pickup-4p": {"a": 2, "b": 0}
     }
@@ -316,14 +317,14 @@ def test_the_report_draws_the_nash_conv_curves_where_the_runs_have_them(tmp_path
                 "decisions,seconds,nash_conv,nash_conv_ci,win_heuristic\n"
                 f"1000,1.0,1.{seed}5,0.1,0.4\n2000,2.0,1.{seed}2,0.1,0.5\n"
             )
-    assert benchmark.learning_curve(folder, "nash_conv") == ([1000, 2000], [1.15, 1.12])
-    assert benchmark.learning_curve(folder) == ([1000, 2000], [0.4, 0.5])
+    assert report.learning_curve(folder, "nash_conv") == ([1000, 2000], [1.15, 1.12])
+    assert report.learning_curve(folder) == ([1000, 2000], [0.4, 0.5])
     sb3 = tmp_path / "sb3"
     sb3.mkdir()
     (sb3 / "evaluations.csv").write_text("timesteps,opponent,win_rate\n500,heuristic,0.3\n")
-    assert benchmark.learning_curve(sb3) == ([500], [0.3])
-    assert benchmark.learning_curve(sb3, "nash_conv") is None
-    benchmark.report(tmp_path)
+    assert report.learning_curve(sb3) == ([500], [0.3])
+    assert report.learning_curve(sb3, "nash_conv") is None
+    report.report(tmp_path)
     for picture in ("curves.png", "nash_conv_curves.png"):
         assert (tmp_path / picture).stat().st_size > 1000
 
@@ -346,7 +347,7 @@ def test_the_report_gives_what_the_runs_cost(tmp_path):
     finished(tmp_path, "b", "pickup-4p", 0, 0.0)
     finished(tmp_path, "a", "pickup-4p", 1, 0.0)
     finished(tmp_path, "b", "pickup-4p", 1, 0.0)
-    summary = benchmark.report(tmp_path)
+    summary = report.report(tmp_path)
     cost = summary["cost"]
     assert cost["per_config"]["pico-2p"] == {
         "runs": 4,
@@ -371,7 +372,7 @@ def test_a_one_seed_report_says_it_has_no_interval(tmp_path):
     report gives none (JSON null) and says why, rather than [+0.017, +0.017]."""
     finished(tmp_path, "a", "pico-2p", 0, 0.017)
     finished(tmp_path, "b", "pico-2p", 0, -0.1)
-    summary = benchmark.report(tmp_path)
+    summary = report.report(tmp_path)
     assert summary["algorithms"]["a"]["seeds"] == 1
     assert summary["algorithms"]["a"]["ci"] is None
     assert summary["algorithms"]["a"]["per_config"]["pico-2p"]["ci"] is None
@@ -387,7 +388,7 @@ def test_a_one_seed_report_says_it_has_no_interval(tmp_path):
     )
     finished(tmp_path, "a", "pico-2p", 1, 0.2)
     finished(tmp_path, "b", "pico-2p", 1, 0.1)
-    summary = benchmark.report(tmp_path)  # two seeds: intervals again, and no such line
+    summary = report.report(tmp_path)  # two seeds: intervals again, and no such line
     assert summary["algorithms"]["a"]["ci"] is not None
     assert "no interval" not in (tmp_path / "results.md").read_text()
 
@@ -403,13 +404,13 @@ def test_a_report_merges_another_reports_csv(tmp_path):
         finished(second, "a", "pickup-4p", seed, 0.3, panel="panel-v2")
         finished(second, "b", "pickup-4p", seed, 0.2 + 0.1 * seed, panel="panel-v2")
     finished(second, "a", "pico-2p", 0, 0.9, panel="panel-v2")  # the same run, redone here
-    benchmark.report(first)
-    rows = benchmark.read_results_csv(first / "results.csv")
+    report.report(first)
+    rows = report.read_results_csv(first / "results.csv")
     assert rows[0] == {
         "algorithm": "a", "config": "pico-2p", "seed": 0, "steps": 10, "panel_score": 0.0,
         "panel_score_ci": 0.05, "nash_conv": 1.5, "panel": "panel-v2",
     }  # fmt: skip
-    summary = benchmark.report(second, [first / "results.csv"])
+    summary = report.report(second, [first / "results.csv"])
     assert summary["configs"] == ["pico-2p", "pickup-4p"] and not summary["incomplete"]
     saved = json.loads((second / "results.json").read_text())["runs"]
     assert len(saved) == 8
@@ -424,7 +425,7 @@ def test_a_report_merges_another_reports_csv(tmp_path):
     finished(second, "a", "pico-2p", 2, 0.3, panel="panel-v2")
     finished(second, "b", "pico-2p", 2, 0.3, panel="panel-v2")
     with pytest.raises(ValueError, match="differ in panel"):
-        benchmark.report(second, [first / "results.csv"])
+        report.report(second, [first / "results.csv"])
 
 
 def test_learning_curves_outlive_the_run_folders(tmp_path):
@@ -437,8 +438,8 @@ def test_learning_curves_outlive_the_run_folders(tmp_path):
             (first / "runs" / algorithm / "pico-2p" / f"seed{seed}" / "evaluations.csv").write_text(
                 f"decisions,nash_conv,win_heuristic\n1000,1.{seed}5,0.4\n2000,1.{seed}2,0.5\n"
             )
-    benchmark.report(first)
-    kept = benchmark.curves_csv(first / "results.csv")
+    report.report(first)
+    kept = report.curves_csv(first / "results.csv")
     assert kept.name == "results-curves.csv"
     assert len(kept.read_text().splitlines()) == 1 + 4 * 2 * 2  # 4 runs, 2 curves, 2 points
     shutil.rmtree(first / "runs")
@@ -446,9 +447,9 @@ def test_learning_curves_outlive_the_run_folders(tmp_path):
     (second / "runs" / "a" / "pico-2p" / "seed0" / "evaluations.csv").write_text(
         "decisions,nash_conv,win_heuristic\n3000,0.9,0.7\n"
     )
-    benchmark.report(second, [first / "results.csv"])
-    curves = benchmark.run_curves(
-        benchmark.finished_runs(second, [first / "results.csv"]), [first / "results.csv"]
+    report.report(second, [first / "results.csv"])
+    curves = report.run_curves(
+        report.finished_runs(second, [first / "results.csv"]), [first / "results.csv"]
     )
     assert curves["a", "pico-2p", 0, 10] == {
         "nash_conv": ([3000], [0.9]),
@@ -456,8 +457,8 @@ def test_learning_curves_outlive_the_run_folders(tmp_path):
     }
     assert curves["b", "pico-2p", 1, 10]["nash_conv"] == ([1000, 2000], [1.15, 1.12])
     assert (second / "nash_conv_curves.png").stat().st_size > 1000
-    again = benchmark.run_curves(
-        benchmark.read_results_csv(second / "results.csv"), [second / "results.csv"]
+    again = report.run_curves(
+        report.read_results_csv(second / "results.csv"), [second / "results.csv"]
     )
     assert again == curves  # the CSV round trip loses nothing
 
@@ -471,9 +472,9 @@ def test_merged_bounds_keep_their_chance(tmp_path):
         bound = {"bound_win_rate": 0.5, "bound_decisions": 100}
         finished(first, algorithm, "pickup-4p", 0, 0.1, **bound, chance=0.25)
         finished(second, algorithm, "pico-2p", 0, 0.1, **bound)  # recorded without one
-    benchmark.report(first)
-    assert benchmark.read_results_csv(first / "results.csv")[0]["chance"] == 0.25
-    summary = benchmark.report(second, [first / "results.csv"])
+    report.report(first)
+    assert report.read_results_csv(first / "results.csv")[0]["chance"] == 0.25
+    summary = report.report(second, [first / "results.csv"])
     assert summary["algorithms"]["a"]["bound"]["pico-2p"]["chance"] == 0.5
     text = (second / "results.md").read_text()
     assert "pico-2p (chance 0.50)" in text and "pickup-4p (chance 0.25)" in text
@@ -485,7 +486,7 @@ def test_the_bound_table_gives_the_best_runs_bound(tmp_path):
     for seed, (score, rate) in enumerate([(0.1, 0.6), (0.3, 0.55), (0.2, 0.7)]):
         for algorithm in ("a", "b"):
             finished(tmp_path, algorithm, "pico-2p", seed, score, bound_win_rate=rate)
-    bound = benchmark.report(tmp_path)["algorithms"]["a"]["bound"]["pico-2p"]
+    bound = report.report(tmp_path)["algorithms"]["a"]["bound"]["pico-2p"]
     assert bound["best_run"] == {"seed": 1, "win_rate": 0.55}
     assert bound["max"] == 0.7 and bound["mean"] == pytest.approx(0.6166667)
     assert (
@@ -503,7 +504,7 @@ def test_the_report_puts_the_exact_nash_conv_beside_the_learned_bound(tmp_path):
         bound = {"bound_win_rate": rate, "bound_win_ci": 0.02, "chance": 0.5}
         finished(tmp_path, algorithm, "pico-2p", 0, 0.1, **exact, **bound)
         finished(tmp_path, algorithm, "pickup-4p", 0, 0.1, bound_win_rate=0.3, chance=0.25)
-    pairs = benchmark.report(tmp_path)["exact_beside_bound"]
+    pairs = report.report(tmp_path)["exact_beside_bound"]
     assert [(v["algorithm"], v["config"]) for v in pairs] == [("a", "pico-2p"), ("b", "pico-2p")]
     assert pairs[0]["bound"] == pytest.approx(0.8) and pairs[0]["bound_ci"] == pytest.approx(0.08)
     assert [v["exceeds"] for v in pairs] == [False, True]  # 1.8 ± 0.08 over 1.0 ± 0.05
@@ -513,8 +514,8 @@ def test_the_report_puts_the_exact_nash_conv_beside_the_learned_bound(tmp_path):
 
 
 def test_seeds_and_bad_arguments(capsys, tmp_path):
-    assert benchmark.parse_seeds("0-4") == [0, 1, 2, 3, 4]
-    assert benchmark.parse_seeds("0,2,7") == [0, 2, 7]
+    assert cli.parse_seeds("0-4") == [0, 1, 2, 3, 4]
+    assert cli.parse_seeds("0,2,7") == [0, 2, 7]
     assert benchmark.BUDGETS["medium"] == 2_000_000 and benchmark.BUDGETS["large-v2"] == 20_000_000
     assert (benchmark.BUDGETS["small"], benchmark.BUDGETS["large"]) == (50_000, 1_000_000)  # v1
     for argv, message in (
@@ -528,7 +529,7 @@ def test_seeds_and_bad_arguments(capsys, tmp_path):
         (["--report", str(tmp_path), "--merge", __file__], "not a benchmark's results.csv"),
     ):
         with pytest.raises(SystemExit):
-            benchmark.main(argv)
+            cli.main(argv)
         assert message in capsys.readouterr().err
 
 
@@ -544,7 +545,7 @@ def test_the_meta_solver_finds_a_zero_sum_equilibrium():
 @pytest.mark.slow
 def test_the_harness_end_to_end(tmp_path, cheap_panel):
     """One configuration, two algorithms, two seeds, a few hundred steps, from the CLI."""
-    benchmark.main(
+    cli.main(
         ["--algorithms", "ppo-random,ppo-selfplay", "--configs", "pico-2p", "--seeds", "0-1",
          "--steps", "300", "--eval-games", "4", "--out", str(tmp_path)]
     )  # fmt: skip
@@ -554,7 +555,7 @@ def test_the_harness_end_to_end(tmp_path, cheap_panel):
         assert entry["runs"] == 2
         assert entry["ci"][0] <= entry["iqm"] <= entry["ci"][1]
     assert set(summary["improvement"]) == {"ppo-random > ppo-selfplay", "ppo-selfplay > ppo-random"}
-    benchmark.main(["--report", str(tmp_path)])  # the report alone, from the finished runs
+    cli.main(["--report", str(tmp_path)])  # the report alone, from the finished runs
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -588,8 +589,8 @@ def run_as_a_user(folder: Path, argv: list[str]) -> subprocess.CompletedProcess:
 
 
 def test_python_m_reads_the_algorithms_that_import_registers(tmp_path):
-    """Under ``python -m`` the module runs as ``__main__``; ``--import my_method`` registers
-    into ``training.benchmark``: the command must read that registry (on an unknown
+    """Under ``python -m`` ``--import my_method`` registers into
+    ``training.benchmark.algorithms``: the command must read that registry (on an unknown
     configuration it gets past the algorithms and stops there)."""
     argv = MY_COMMAND[: MY_COMMAND.index("--configs")] + ["--configs", "nowhere"]
     result = run_as_a_user(tmp_path, argv)
@@ -615,12 +616,12 @@ def test_the_docs_worked_example_registers_and_runs(tmp_path, cheap_panel, monke
     (tmp_path / "my_method.py").write_text(MY_METHOD)
     monkeypatch.syspath_prepend(str(tmp_path))
     out = tmp_path / "bench"
-    benchmark.main(
+    cli.main(
         ["--import", "my_method", "--algorithms", "my-ppo", "--configs", "pico-2p",
          "--seeds", "0", "--steps", "64", "--eval-games", "2", "--out", str(out)]
     )  # fmt: skip
     assert "my-ppo" in json.loads((out / "results.json").read_text())["summary"]["algorithms"]
-    del benchmark.ALGORITHMS["my-ppo"]
+    del algorithms.ALGORITHMS["my-ppo"]
 
 
 def test_protocol_v2s_commands_and_algorithms_are_the_harness_own():
@@ -629,15 +630,15 @@ def test_protocol_v2s_commands_and_algorithms_are_the_harness_own():
     protocol's configurations and known budgets."""
     v2 = DOCS.split("\n## Protocol v2\n")[1].split("\n## ")[0]
     named = set(re.findall(r"^\| `(sp-[a-z]+)` \|", v2, flags=re.MULTILINE))
-    assert named == {name for name in benchmark.ALGORITHMS if name.startswith("sp-")}
-    assert named == set(benchmark.HYPERPARAMETERS)
+    assert named == {name for name in algorithms.ALGORITHMS if name.startswith("sp-")}
+    assert named == set(algorithms.HYPERPARAMETERS)
     commands = re.findall(
         r"training\.benchmark (--algorithms .*?--out \S+)", v2.replace("\\\n", " ")
     )
-    algorithms = [set(c.split("--algorithms ")[1].split()[0].split(",")) for c in commands]
+    chosen = [set(c.split("--algorithms ")[1].split()[0].split(",")) for c in commands]
     # the table (medium, large-v2) and its first seed, each for every algorithm; the rest
     # finish a row in progress, for some of them
-    assert algorithms.count(named) == 3 and all(a <= named for a in algorithms)
+    assert chosen.count(named) == 3 and all(a <= named for a in chosen)
     for command in commands:
         argv = command.split()
         assert argv[argv.index("--steps") + 1] in ("medium", "large-v2")

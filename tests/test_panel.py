@@ -105,7 +105,6 @@ def test_evaluate_panel_defaults_to_the_benchmark_protocols_scoring(capsys, monk
     """The README's ``--panel`` command scores as the benchmark does (its games per member,
     per search member and evaluation seed), not with the 2,000 games of a pair table."""
     import training.evaluation.panel as panel
-    from training import benchmark
 
     asked = {}
 
@@ -116,9 +115,9 @@ def test_evaluate_panel_defaults_to_the_benchmark_protocols_scoring(capsys, monk
     monkeypatch.setattr(panel, "panel_score", recorded)
     evaluate.main(["--env", "hiddenhand/pico-v0", "--panel", "--agents", "heuristic"])
     assert asked == {
-        "games": benchmark.EVAL_GAMES,
-        "seed": benchmark.EVAL_SEED,
-        "search_games": benchmark.EVAL_SEARCH_GAMES,
+        "games": panel.EVAL_GAMES,
+        "seed": panel.EVAL_SEED,
+        "search_games": panel.EVAL_SEARCH_GAMES,
     }
     assert "(the benchmark protocol)" in capsys.readouterr().out
     evaluate.main(

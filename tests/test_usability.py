@@ -386,7 +386,9 @@ def test_every_tool_help_names_its_python_m_command(module, capsys):
     which cannot be run as such. training.rllib's is checked in tests/test_rllib.py."""
     import importlib
 
-    tool = importlib.import_module(f"training.{module}")
+    # a package's command line is its ``cli`` module (``python -m`` runs its __main__)
+    cli = {"benchmark": "training.benchmark.cli"}
+    tool = importlib.import_module(cli.get(module, f"training.{module}"))
     entry = getattr(tool, {"train": "parse_args", "play": "setup"}.get(module, "main"))
     with pytest.raises(SystemExit):
         entry(["--help"])

@@ -25,8 +25,15 @@ import torch
 from envs.core.spec import get_spec
 from training import selfplay
 from training.agents.policy import baseline_name
-from training.benchmark import CONFIGURATIONS, EVAL_GAMES, EVAL_SEARCH_GAMES, EVAL_SEED
-from training.evaluation.panel import SHIPPED_PANEL_SCORES, panel_members, panel_score
+from training.benchmark import CONFIGURATIONS
+from training.evaluation.panel import (
+    EVAL_GAMES,
+    EVAL_SEARCH_GAMES,
+    EVAL_SEED,
+    SHIPPED_PANEL_SCORES,
+    panel_members,
+    panel_score,
+)
 from training.evaluation.tournament import head_to_head, make_agent
 
 
