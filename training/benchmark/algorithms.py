@@ -16,7 +16,7 @@ import numpy as np
 from envs.core.spec import get_spec
 from training.solvers.zero_sum import zero_sum_lp
 
-#: (env_id, options) -> a trained model's path
+#: (env_id, options, steps, seed, folder) -> the trained model's path
 Algorithm = Callable[[str, dict[str, Any], int, int, Path], Path]
 ALGORITHMS: dict[str, Algorithm] = {}
 
