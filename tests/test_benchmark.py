@@ -27,7 +27,8 @@ def cheap_panel(monkeypatch):
     monkeypatch.setattr(
         panel, "SEARCH_BUDGETS", {"pimc": {"samples": 4}, "ismcts": {"iterations": 4}}
     )
-    monkeypatch.setattr(harness, "NASHCONV_DEALS", 1)
+    for module in (harness, cli):  # the score's default, and the command line's
+        monkeypatch.setattr(module, "NASHCONV_DEALS", 1)
 
 
 def untrained(env_id: str, options: dict, steps: int, seed: int, folder: Path) -> Path:
