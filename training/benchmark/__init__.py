@@ -13,9 +13,10 @@ Protocol v1 (budgets ``small`` and ``large``) was run with the SB3 algorithms
 NashConv over 200 deals) adds the algorithms on the self-play learner
 (``training.selfplay``): ``sp-ppo``, ``sp-mmd``, ``sp-qmmd``, ``sp-neurd``, ``sp-fsp`` and
 ``sp-psro``, their hyperparameters in ``algorithms.HYPERPARAMETERS`` (one dict each, the
-same for every configuration) and what they share in ``algorithms.LEARNER``. A budget counts the decisions of
-every seat that learns: an SB3 algorithm's one learning seat, or the learner's
-``--decisions`` (every seat in self-play, one seat a game with a pool or PSRO's mixture).
+same for every configuration) and what they share in ``algorithms.LEARNER``. A budget
+counts the decisions of every seat that learns: an SB3 algorithm's one learning seat, or
+the learner's ``--decisions`` (every seat in self-play, one seat a game with a pool or
+PSRO's mixture).
 
 Every (algorithm, configuration, seed) is a run folder ``OUT/runs/ALG/CONFIG/seedS``:
 the algorithm trains there for the step budget and saves a model that

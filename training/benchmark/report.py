@@ -169,19 +169,18 @@ def report(out: Path, merge: Sequence[Path] = ()) -> dict:
         values = Counter(str(r[key]) for r in rows or every_run if key in r)
         if len(values) > 1:
             raise ValueError(f"the runs differ in {key} ({dict(values)}): aggregate one protocol")
-    if not configs:  # nothing to aggregate yet: keep the runs and their curves to merge later
-        summary = {"configs": [], "incomplete": incomplete, "algorithms": {}, "improvement": {}}
-        summary["exact_beside_bound"] = exact_beside_bound(every_run)
-        curves_of = write_results(out, summary, every_run, merge)
-        plot_curves(out, every_run, algorithms, present, curves_of)
-        return summary
-    matrices = {a: score_matrix(rows, a, configs) for a in algorithms}
     summary: dict[str, Any] = {
         "configs": configs,
         "incomplete": incomplete,
         "algorithms": {},
         "improvement": {},
     }
+    if not configs:  # nothing to aggregate yet: keep the runs and their curves to merge later
+        summary["exact_beside_bound"] = exact_beside_bound(every_run)
+        curves_of = write_results(out, summary, every_run, merge)
+        plot_curves(out, every_run, algorithms, present, curves_of)
+        return summary
+    matrices = {a: score_matrix(rows, a, configs) for a in algorithms}
     for algorithm, matrix in matrices.items():
         point, low, high = stratified_bootstrap_ci(iqm, matrix)
         per_config = {
