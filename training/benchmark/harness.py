@@ -146,11 +146,10 @@ def score_model(env_id: str, options: dict, model: Path, evaluation: Evaluation)
     }
     if spec.name == "pico" and game.num_players == 2:
         from training.evaluation.nash_conv import nash_conv
+        from training.evaluation.tournament import mean_interval
         from training.solvers.pico import sample_deals
 
         deals = evaluation.nash_conv_deals or NASHCONV_DEALS
-        from training.evaluation.tournament import mean_interval
-
         mean, ci = mean_interval(nash_conv(game, agent, sample_deals(deals, EVAL_SEED)))
         ci = None if deals < 2 else ci  # no interval from one deal (JSON null, not NaN)
         score |= {"nash_conv": mean, "nash_conv_ci": ci, "nash_conv_deals": deals}
