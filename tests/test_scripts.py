@@ -214,6 +214,44 @@ def test_search_budget_plays_each_budget_against_the_panels_pimc():
         assert win.strip() == f"{expected['win_rate']:.3f} ± {expected['win_ci']:.3f}"
 
 
+def test_benchmark_row_tables_a_reports_runs_and_averages_their_curves(tmp_path):
+    """Two runs of one algorithm: each its row (the bound is 4 × win rate − 2), their cost
+    summed, and each curve's mean over the runs at each evaluation; another configuration's
+    runs are left out, and a configuration without runs is refused."""
+    fields = "algorithm,config,seed,steps,panel_score,panel_score_ci,nash_conv,nash_conv_ci,"
+    fields += "bound_win_rate,bound_win_ci,train_cpu_seconds,score_cpu_seconds"
+    (tmp_path / "results.csv").write_text(
+        f"{fields}\n"
+        "sp-ppo,pico-2p,0,100,0.25,0.08,1.5,0.05,0.75,0.02,1800,900\n"
+        "sp-ppo,pico-2p,1,100,-0.125,0.08,1.25,0.05,0.625,0.02,1800,900\n"
+        "sp-ppo,pickup-4p,0,100,0.5,0.08,,,0.9,0.02,3600,3600\n"
+    )
+    (tmp_path / "results-curves.csv").write_text(
+        "algorithm,config,seed,steps,curve,decisions,value\n"
+        "sp-ppo,pico-2p,0,100,nash_conv,1000000,1.8\n"
+        "sp-ppo,pico-2p,0,100,nash_conv,2000000,1.5\n"
+        "sp-ppo,pico-2p,1,100,nash_conv,1000000,1.2\n"
+        "sp-ppo,pico-2p,1,100,nash_conv,2000000,1.3\n"
+        "sp-ppo,pickup-4p,0,100,win_heuristic,1000000,0.9\n"
+    )
+    out = run_script("scripts/tables/benchmark_row.py", str(tmp_path / "results.csv"))
+    assert "| `sp-ppo` | 0 | +0.250 ± 0.080 | 1.500 ± 0.050 | 1.000 ± 0.080 | 1,800 | 900 |" in out
+    assert "| `sp-ppo` | 1 | −0.125 ± 0.080 | 1.250 ± 0.050 | 0.500 ± 0.080 |" in out
+    assert "2 runs: 1.50 CPU hours, 1.00 training and 0.50 scoring" in out
+    assert "- sp-ppo: 1M 1.50 (2) 2M 1.40 (2)" in out
+    assert "seed 0: lowest 1.50 at 2M, last 1.50" in out
+    assert "seed 1: lowest 1.20 at 1M, last 1.30" in out
+    assert "win_heuristic" not in out
+    result = subprocess.run(
+        [sys.executable, "scripts/tables/benchmark_row.py", str(tmp_path / "results.csv")]
+        + ["--config", "forslag-4p"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2 and "no runs of 'forslag-4p'" in result.stderr
+
+
 def test_the_scripts_refuse_bad_arguments():
     for args, message in (
         (("scripts/tables/shipped_panel.py", "--only", "pico_9p"), "unknown pico_9p; known: "),

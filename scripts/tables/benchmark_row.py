@@ -1,0 +1,116 @@
+"""One configuration's row of a benchmark report, run by run, and its learning curves
+averaged over seeds: the per-run table and the curve figures of docs/benchmark.md.
+
+    python scripts/tables/benchmark_row.py docs/benchmark/v2-large/results.csv
+    python scripts/tables/benchmark_row.py docs/benchmark/v2-medium/results.csv --config pickup-4p
+
+From a report's ``results.csv`` (``python -m training.benchmark --report``), for the runs
+of ``--config``:
+- a Markdown row per run: the panel score, the exact NashConv (two-player Pico), the
+  learned bound (4 × the best response's win rate − 2, two players) with their 95%
+  intervals, training and scoring CPU seconds; then the runs' total cost;
+- from the ``results-curves.csv`` beside it: each curve's mean over an algorithm's runs
+  at each evaluation (in millions of decisions, with the number of runs there), and for
+  NashConv each run's lowest and last point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+from training.benchmark.algorithms import ALGORITHMS
+from training.benchmark.report import curves_csv, read_results_csv
+
+
+def signed(value: float) -> str:
+    return f"{value:+.3f}".replace("-", "−")
+
+
+def with_ci(value: float | None, ci: float | None, scale: float = 1.0, shift: float = 0.0) -> str:
+    """``scale × value + shift ± scale × ci``; a dash where the run has no such figure."""
+    if value is None:
+        return "—"
+    return f"{scale * value + shift:.3f} ± {scale * (ci or 0.0):.3f}"
+
+
+def run_table(runs: list[dict], order: list[str]) -> list[str]:
+    lines = [
+        "| algorithm | seed | panel score | exact NashConv | learned bound | training CPU s "
+        "| scoring CPU s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in sorted(runs, key=lambda r: (order.index(r["algorithm"]), int(r["seed"]))):
+        lines.append(
+            f"| `{run['algorithm']}` | {run['seed']} "
+            f"| {signed(run['panel_score'])} ± {run['panel_score_ci']:.3f} "
+            f"| {with_ci(run.get('nash_conv'), run.get('nash_conv_ci'))} "
+            f"| {with_ci(run.get('bound_win_rate'), run.get('bound_win_ci'), 4.0, -2.0)} "
+            f"| {run['train_cpu_seconds']:,.0f} | {run['score_cpu_seconds']:,.0f} |"
+        )
+    training = sum(r["train_cpu_seconds"] for r in runs) / 3600
+    scoring = sum(r["score_cpu_seconds"] for r in runs) / 3600
+    lines.append(
+        f"\n{len(runs)} runs: {training + scoring:.2f} CPU hours, "
+        f"{training:.2f} training and {scoring:.2f} scoring"
+    )
+    return lines
+
+
+def mean_curves(path: Path, config: str, order: list[str]) -> list[str]:
+    points: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    runs: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["config"] != config:
+                continue
+            decisions, value = int(row["decisions"]), float(row["value"])
+            points[row["curve"], row["algorithm"]][round(decisions / 1e6)].append(value)
+            runs[row["curve"], row["algorithm"]][row["seed"]].append((decisions, value))
+    lines = []
+    for curve in sorted({curve for curve, _ in points}):
+        lines.append(f"\n{curve}: the mean over runs at each evaluation (M decisions: mean, runs)")
+        for algorithm in [a for a in order if (curve, a) in points]:
+            means = " ".join(
+                f"{m}M {sum(v) / len(v):.2f} ({len(v)})"
+                for m, v in sorted(points[curve, algorithm].items())
+            )
+            lines.append(f"- {algorithm}: {means}")
+            if curve == "nash_conv":
+                for seed, series in sorted(runs[curve, algorithm].items()):
+                    low = min(series, key=lambda point: point[1])
+                    lines.append(
+                        f"  - seed {seed}: lowest {low[1]:.2f} at {low[0] / 1e6:.0f}M, "
+                        f"last {max(series)[1]:.2f}"
+                    )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", type=Path, help="a report's results.csv")
+    parser.add_argument("--config", default="pico-2p", help="the configuration (pico-2p)")
+    args = parser.parse_args()
+    if not args.results.is_file():
+        parser.error(f"{args.results} is not a file: give a report's results.csv")
+    try:
+        every_run = read_results_csv(args.results)
+    except ValueError as error:
+        parser.error(str(error))
+    runs = [r for r in every_run if r["config"] == args.config]
+    if not runs:
+        configs = sorted({r["config"] for r in every_run})
+        parser.error(f"no runs of {args.config!r} in {args.results}; it has {configs}")
+    present = {r["algorithm"] for r in runs}  # the registry's order, then any other
+    order = [a for a in ALGORITHMS if a in present] + sorted(present - set(ALGORITHMS))
+    print("\n".join(run_table(runs, order)))
+    if curves_csv(args.results).is_file():
+        print("\n".join(mean_curves(curves_csv(args.results), args.config, order)))
+
+
+if __name__ == "__main__":
+    main()
