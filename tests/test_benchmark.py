@@ -464,6 +464,20 @@ def test_learning_curves_outlive_the_run_folders(tmp_path):
     assert again == curves  # the CSV round trip loses nothing
 
 
+def test_a_report_of_merged_runs_alone_makes_its_folder(tmp_path):
+    """``--report NEW --merge CSV``, as benchmark.md has a user regenerate a kept table:
+    the report's folder is made, and the merged runs are reported there."""
+    first = tmp_path / "first"
+    for seed in (0, 1):
+        for algorithm in ("a", "b"):
+            finished(first, algorithm, "pico-2p", seed, 0.1 * seed)
+    report.report(first)
+    new = tmp_path / "new" / "report"
+    cli.main(["--report", str(new), "--merge", str(first / "results.csv")])
+    assert (new / "results.md").read_text() == (first / "results.md").read_text()
+    assert len(report.read_results_csv(new / "results.csv")) == 4
+
+
 def test_merged_bounds_keep_their_chance(tmp_path):
     """The bound table's header gives each configuration's chance: from the runs' scores,
     which a report's CSV carries on, or for runs recorded without it (an older CSV) from

@@ -246,7 +246,8 @@ def write_results(
     out: Path, summary: dict, every_run: list[dict], merge: Sequence[Path]
 ) -> dict[tuple, dict]:
     """results.json, .csv and .md, and the runs' curves beside the CSV; returns the
-    curves."""
+    curves. ``out`` is made where it is new: a report of merged CSVs alone."""
+    out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({"summary": summary, "runs": every_run}, indent=2))
     with open(out / "results.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(CSV_FIELDS), extrasaction="ignore")
