@@ -10,7 +10,8 @@ of ``--config``:
   learned bound (4 × the best response's win rate − 2, two players) with their 95%
   intervals, training and scoring CPU seconds; then the runs' total cost;
 - from the ``results-curves.csv`` beside it: each curve's mean over an algorithm's runs
-  at each evaluation (in millions of decisions, with the number of runs there), and for
+  at each evaluation (in millions of decisions, to the nearest tenth of the budget, with the number of
+  runs there), and for
   NashConv each run's lowest and last point.
 """
 
@@ -60,7 +61,7 @@ def run_table(runs: list[dict], order: list[str]) -> list[str]:
 
 
 def mean_curves(path: Path, config: str, order: list[str]) -> list[str]:
-    points: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    points: dict[tuple[str, str], dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     runs: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = defaultdict(
         lambda: defaultdict(list)
     )
@@ -69,14 +70,16 @@ def mean_curves(path: Path, config: str, order: list[str]) -> list[str]:
             if row["config"] != config:
                 continue
             decisions, value = int(row["decisions"]), float(row["value"])
-            points[row["curve"], row["algorithm"]][round(decisions / 1e6)].append(value)
+            tenth = int(row["steps"]) / 10  # the learner evaluates every tenth of its budget
+            at = round(decisions / tenth) * tenth / 1e6
+            points[row["curve"], row["algorithm"]][at].append(value)
             runs[row["curve"], row["algorithm"]][row["seed"]].append((decisions, value))
     lines = []
     for curve in sorted({curve for curve, _ in points}):
         lines.append(f"\n{curve}: the mean over runs at each evaluation (M decisions: mean, runs)")
         for algorithm in [a for a in order if (curve, a) in points]:
             means = " ".join(
-                f"{m}M {sum(v) / len(v):.2f} ({len(v)})"
+                f"{m:g}M {sum(v) / len(v):.2f} ({len(v)})"
                 for m, v in sorted(points[curve, algorithm].items())
             )
             lines.append(f"- {algorithm}: {means}")
