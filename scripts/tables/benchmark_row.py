@@ -10,31 +10,31 @@ of ``--config``:
   learned bound (4 × the best response's win rate − 2, two players) with their 95%
   intervals, training and scoring CPU seconds; then the runs' total cost;
 - from the ``results-curves.csv`` beside it: each curve's mean over an algorithm's runs
-  at each evaluation (in millions of decisions, to the nearest tenth of the budget, with the number of
-  runs there), and for
-  NashConv each run's lowest and last point.
+  at each evaluation (in millions of decisions, to the nearest tenth of the budget, with
+  the number of runs there), and for NashConv each run's lowest and last point.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 from collections import defaultdict
 from pathlib import Path
 
 from training.benchmark.algorithms import ALGORITHMS
-from training.benchmark.report import curves_csv, read_results_csv
+from training.benchmark.report import curves_csv, read_results_csv, run_curves, run_key
+from training.exploitability import nash_conv_bound
 
 
 def signed(value: float) -> str:
     return f"{value:+.3f}".replace("-", "−")
 
 
-def with_ci(value: float | None, ci: float | None, scale: float = 1.0, shift: float = 0.0) -> str:
-    """``scale × value + shift ± scale × ci``; a dash where the run has no such figure."""
-    if value is None:
+def with_ci(figure: tuple[float, float | None] | None) -> str:
+    """``value ± interval``; a dash where the run has no such figure."""
+    if figure is None:
         return "—"
-    return f"{scale * value + shift:.3f} ± {scale * (ci or 0.0):.3f}"
+    value, ci = figure
+    return f"{value:.3f} ± {ci or 0.0:.3f}"
 
 
 def run_table(runs: list[dict], order: list[str]) -> list[str]:
@@ -43,12 +43,15 @@ def run_table(runs: list[dict], order: list[str]) -> list[str]:
         "| scoring CPU s |",
         "|---|---|---|---|---|---|---|",
     ]
-    for run in sorted(runs, key=lambda r: (order.index(r["algorithm"]), int(r["seed"]))):
+    for run in sorted(runs, key=lambda r: (order.index(r["algorithm"]), r["seed"])):
+        exact = (run["nash_conv"], run.get("nash_conv_ci")) if "nash_conv" in run else None
+        bound = None
+        if "bound_win_rate" in run:
+            bound = nash_conv_bound(run["bound_win_rate"], run.get("bound_win_ci", 0.0))
         lines.append(
             f"| `{run['algorithm']}` | {run['seed']} "
             f"| {signed(run['panel_score'])} ± {run['panel_score_ci']:.3f} "
-            f"| {with_ci(run.get('nash_conv'), run.get('nash_conv_ci'))} "
-            f"| {with_ci(run.get('bound_win_rate'), run.get('bound_win_ci'), 4.0, -2.0)} "
+            f"| {with_ci(exact)} | {with_ci(bound)} "
             f"| {run['train_cpu_seconds']:,.0f} | {run['score_cpu_seconds']:,.0f} |"
         )
     training = sum(r["train_cpu_seconds"] for r in runs) / 3600
@@ -60,20 +63,19 @@ def run_table(runs: list[dict], order: list[str]) -> list[str]:
     return lines
 
 
-def mean_curves(path: Path, config: str, order: list[str]) -> list[str]:
+def mean_curves(runs: list[dict], results: Path, order: list[str]) -> list[str]:
+    """The curves the report kept beside ``results`` (``run_curves``), averaged over each
+    algorithm's runs at each evaluation (every tenth of the budget); for NashConv, each
+    run's lowest and last point too."""
     points: dict[tuple[str, str], dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
-    runs: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    with open(path, newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row["config"] != config:
-                continue
-            decisions, value = int(row["decisions"]), float(row["value"])
-            tenth = int(row["steps"]) / 10  # the learner evaluates every tenth of its budget
-            at = round(decisions / tenth) * tenth / 1e6
-            points[row["curve"], row["algorithm"]][at].append(value)
-            runs[row["curve"], row["algorithm"]][row["seed"]].append((decisions, value))
+    per_run: dict[tuple[str, str], dict[int, tuple[list[int], list[float]]]] = defaultdict(dict)
+    curves_of = run_curves(runs, [results])
+    for run in runs:
+        tenth = run["steps"] / 10
+        for curve, (decisions, values) in curves_of[run_key(run)].items():
+            per_run[curve, run["algorithm"]][run["seed"]] = (decisions, values)
+            for at, value in zip(decisions, values, strict=True):
+                points[curve, run["algorithm"]][round(at / tenth) * tenth / 1e6].append(value)
     lines = []
     for curve in sorted({curve for curve, _ in points}):
         lines.append(f"\n{curve}: the mean over runs at each evaluation (M decisions: mean, runs)")
@@ -84,11 +86,12 @@ def mean_curves(path: Path, config: str, order: list[str]) -> list[str]:
             )
             lines.append(f"- {algorithm}: {means}")
             if curve == "nash_conv":
-                for seed, series in sorted(runs[curve, algorithm].items()):
-                    low = min(series, key=lambda point: point[1])
+                for seed, (decisions, values) in sorted(per_run[curve, algorithm].items()):
+                    low = min(range(len(values)), key=values.__getitem__)
+                    last = max(range(len(values)), key=decisions.__getitem__)
                     lines.append(
-                        f"  - seed {seed}: lowest {low[1]:.2f} at {low[0] / 1e6:.0f}M, "
-                        f"last {max(series)[1]:.2f}"
+                        f"  - seed {seed}: lowest {values[low]:.2f} at "
+                        f"{decisions[low] / 1e6:.0f}M, last {values[last]:.2f}"
                     )
     return lines
 
@@ -112,7 +115,7 @@ def main() -> None:
     order = [a for a in ALGORITHMS if a in present] + sorted(present - set(ALGORITHMS))
     print("\n".join(run_table(runs, order)))
     if curves_csv(args.results).is_file():
-        print("\n".join(mean_curves(curves_csv(args.results), args.config, order)))
+        print("\n".join(mean_curves(runs, args.results, order)))
 
 
 if __name__ == "__main__":
